@@ -1,0 +1,444 @@
+import { type Clock, systemClock } from './clock.js';
+import { emitSafely, type EngineEvent, type EventListener, type IdempotencyEvent } from './events.js';
+import { isOncelyError, OncelyError, toStorageError } from './errors.js';
+import { type FingerprintOptions, fingerprint } from './fingerprint/fingerprint.js';
+import { keyHash as hashKey } from './fingerprint/sha256.js';
+import { defaultReplayPolicy, type ReplayPolicy } from './replay-policy.js';
+import { type Scope, toScope } from './scope.js';
+import {
+  type ClaimInput,
+  type IdempotencyRecord,
+  type IdempotencyStore,
+  isTransactionalStore,
+  type StoredResponse,
+  type TerminalState,
+  type TransactionClaim,
+  type TransactionOf,
+} from './store.js';
+
+/** What a handler returns and what a replay gives back. */
+export interface IdempotentResponse<B = unknown> {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: B;
+  /** Id of the created resource: kept for reconciliation and for the `reference` strategy. */
+  readonly resourceId?: string;
+}
+
+/** One attempt at a logical operation. */
+export interface IdempotencyRequest {
+  /** From the authenticated identity, never from the key. Required. */
+  readonly tenant: string;
+  readonly principal?: string;
+  /** Stable semantic name with a version, e.g. `payments.create.v1`. */
+  readonly operation: string;
+  /** The client's idempotency key: 1–255 visible ASCII characters. */
+  readonly key: string;
+  /** The request as it affects the operation; fingerprinted with {@link FingerprintOptions}. */
+  readonly request: unknown;
+  /** Per-request fingerprint options; replaces the engine's default. */
+  readonly fingerprint?: FingerprintOptions;
+  /** The caller's cancellation (a closed HTTP connection); forwarded to the handler's signal. */
+  readonly signal?: AbortSignal;
+}
+
+/** What a handler receives in lease mode. */
+export interface HandlerContext {
+  /** Aborted when the lease lapses or is lost, or the caller's signal aborts. */
+  readonly signal: AbortSignal;
+  /** The lease token this execution holds. */
+  readonly token: string;
+  /** Fencing counter: pass it to downstream systems so they can refuse a stale owner's writes. */
+  readonly fence: number;
+  readonly scope: Scope;
+  readonly keyHash: string;
+  /** Renews the lease (default: the engine's `leaseMs`); throws `lease_lost` if it was taken over. */
+  extendLease(ms?: number): Promise<void>;
+}
+
+/** What a handler receives in transactional mode: the open transaction as well. */
+export interface TransactionHandlerContext<Tx> extends HandlerContext {
+  readonly tx: Tx;
+}
+
+/** The outcome of `run` / `runInTransaction`. */
+export type RunResult<B = unknown> =
+  | {
+      readonly kind: 'executed';
+      readonly response: IdempotentResponse<B>;
+      /** What was recorded: a terminal state, or `released` so a retry may execute again. */
+      readonly state: TerminalState | 'released';
+    }
+  | { readonly kind: 'replayed'; readonly response: IdempotentResponse<B>; readonly state: TerminalState }
+  | { readonly kind: 'in_progress'; readonly retryAfterMs: number }
+  | { readonly kind: 'mismatch' };
+
+/** Options of {@link createIdempotency}. */
+export interface IdempotencyOptions<S extends IdempotencyStore> {
+  readonly store: S;
+  /** How long an owner holds an in-progress record before another attempt may take over. */
+  readonly leaseMs?: number;
+  /** How long a record is kept: at least as long as clients may retry. */
+  readonly retentionMs?: number;
+  /** Which outcomes are stored and replayed; default {@link defaultReplayPolicy}. */
+  readonly replay?: ReplayPolicy;
+  readonly onEvent?: EventListener<EngineEvent>;
+  /** Default fingerprint options for every request. */
+  readonly fingerprint?: FingerprintOptions;
+  /** Largest JSON body stored for replay, in UTF-8 bytes (default 1 MiB). */
+  readonly maxStoredBytes?: number;
+  /**
+   * A body over `maxStoredBytes`: `omit` stores status and headers only (and says so in an event);
+   * `reference` stores the response's `resourceId` and calls `rebuild` on replay.
+   */
+  readonly oversize?: 'omit' | 'reference';
+  /** Rebuilds a replay from the stored status, headers and `resourceId` (`reference` strategy). */
+  readonly rebuild?: (stored: StoredResponse & { readonly resourceId: string }) => Promise<IdempotentResponse>;
+  readonly clock?: Clock;
+}
+
+/** The engine returned by {@link createIdempotency}. */
+export interface Idempotency<S extends IdempotencyStore> {
+  readonly store: S;
+  /** Lease mode: claim (one round trip), run the handler, complete or release (one more). */
+  run<B>(
+    request: IdempotencyRequest,
+    handler: (context: HandlerContext) => Promise<IdempotentResponse<B>>,
+  ): Promise<RunResult<B>>;
+  /** Transactional mode: claim, handler writes and saved result commit in one transaction. */
+  runInTransaction<B>(
+    request: IdempotencyRequest,
+    handler: (context: TransactionHandlerContext<TransactionOf<S>>) => Promise<IdempotentResponse<B>>,
+  ): Promise<RunResult<B>>;
+  /** The caller's own record, for lookup and reconciliation endpoints. */
+  get(scope: { tenant: string; principal?: string; operation: string; key: string }): Promise<IdempotencyRecord | undefined>;
+  /** Deletes up to `limit` expired records. */
+  purgeExpired(limit?: number): Promise<number>;
+}
+
+const COMPLETE_ATTEMPTS = 3;
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new OncelyError('invalid_option', `oncely: ${name} must be a positive integer of milliseconds, got ${value}`);
+  }
+  return value;
+}
+
+/**
+ * Creates the idempotency engine over a store. All validation happens here and before any store
+ * call: a bad key, scope or payload throws a coded {@link OncelyError} and touches nothing.
+ */
+export function createIdempotency<S extends IdempotencyStore>(options: IdempotencyOptions<S>): Idempotency<S> {
+  const { store, onEvent, clock = systemClock, replay = defaultReplayPolicy } = options;
+  if (!store || typeof store.claim !== 'function') {
+    throw new OncelyError('invalid_option', 'oncely: createIdempotency needs a store');
+  }
+  const leaseMs = positiveInteger('leaseMs', options.leaseMs ?? 30_000);
+  const retentionMs = positiveInteger('retentionMs', options.retentionMs ?? 86_400_000);
+  const maxStoredBytes = positiveInteger('maxStoredBytes', options.maxStoredBytes ?? 1_048_576);
+  const oversize = options.oversize ?? 'omit';
+  if (retentionMs < leaseMs) {
+    throw new OncelyError('invalid_option', 'oncely: retentionMs must be at least leaseMs');
+  }
+  if (oversize === 'reference' && !options.rebuild) {
+    throw new OncelyError('invalid_option', 'oncely: the reference strategy needs a rebuild function');
+  }
+
+  const emit = (event: EngineEvent) => emitSafely(onEvent, event);
+
+  async function prepare(request: IdempotencyRequest) {
+    const scope = toScope(request);
+    const [print, keyHash] = await Promise.all([
+      fingerprint(scope.operation, request.request, request.fingerprint ?? options.fingerprint),
+      hashKey(scope.key),
+    ]);
+    const base = { tenant: scope.tenant, operation: scope.operation, keyHash };
+    const claim: ClaimInput = { scope, fingerprint: print, token: globalThis.crypto.randomUUID(), leaseMs, retentionMs };
+    return { scope, keyHash, claim, base };
+  }
+
+  type Prepared = Awaited<ReturnType<typeof prepare>>;
+  type EventBody = IdempotencyEvent extends infer E ? (E extends unknown ? Omit<E, 'at' | 'tenant' | 'operation' | 'keyHash'> : never) : never;
+  const report = (prepared: Prepared, body: EventBody) =>
+    emit({ ...prepared.base, at: clock.now(), ...body } as IdempotencyEvent);
+
+  async function answerExisting<B>(prepared: Prepared, record: IdempotencyRecord): Promise<RunResult<B>> {
+    if (record.fingerprint !== prepared.claim.fingerprint) {
+      report(prepared, { type: 'mismatch' });
+      return { kind: 'mismatch' };
+    }
+    if (record.state === 'in_progress') {
+      const retryAfterMs = Math.max(1, Math.ceil(record.leaseRemainingMs ?? leaseMs));
+      report(prepared, { type: 'in_progress', retryAfterMs });
+      return { kind: 'in_progress', retryAfterMs };
+    }
+    report(prepared, { type: 'replayed', state: record.state });
+    return { kind: 'replayed', state: record.state, response: (await replayResponse(record.response)) as IdempotentResponse<B> };
+  }
+
+  async function replayResponse(stored: StoredResponse | undefined): Promise<IdempotentResponse> {
+    if (!stored) return { status: 200 };
+    if (stored.bodyOmitted && stored.resourceId !== undefined && options.rebuild) {
+      return options.rebuild({ ...stored, resourceId: stored.resourceId });
+    }
+    const { bodyOmitted: _omitted, ...response } = stored;
+    return response;
+  }
+
+  /** Shapes a response for storage, applying the size limit. */
+  function toStored(prepared: Prepared, response: IdempotentResponse): StoredResponse {
+    let json: string | undefined;
+    try {
+      json = response.body === undefined ? undefined : JSON.stringify(response.body);
+    } catch {
+      json = undefined;
+    }
+    const serializable = response.body === undefined || json !== undefined;
+    const bytes = json === undefined ? 0 : new TextEncoder().encode(json).length;
+    if (serializable && bytes <= maxStoredBytes) {
+      return json === undefined ? stripBody(response) : { ...stripBody(response), body: JSON.parse(json) };
+    }
+    const strategy = oversize === 'reference' && response.resourceId !== undefined ? 'reference' : 'omit';
+    report(prepared, { type: 'response_not_stored', bytes, limitBytes: maxStoredBytes, strategy });
+    return { ...stripBody(response), bodyOmitted: true };
+  }
+
+  function stripBody(response: IdempotentResponse): StoredResponse {
+    const stored: { -readonly [K in keyof StoredResponse]: StoredResponse[K] } = { status: response.status };
+    if (response.headers) stored.headers = { ...response.headers };
+    if (response.resourceId !== undefined) stored.resourceId = response.resourceId;
+    return stored;
+  }
+
+  function checkStatus(response: IdempotentResponse): void {
+    if (!response || !Number.isInteger(response.status) || response.status < 100 || response.status > 599) {
+      throw new OncelyError('invalid_option', 'oncely: the handler must return { status: 100..599, headers?, body? }');
+    }
+  }
+
+  async function storeCall<T>(prepared: Prepared, stage: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      const wrapped = toStorageError(store.name, stage, error);
+      report(prepared, { type: 'storage_error', stage, error: wrapped });
+      throw wrapped;
+    }
+  }
+
+  async function complete(prepared: Prepared, state: TerminalState, response: StoredResponse): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await storeCall(prepared, 'complete', () =>
+          store.complete({ scope: prepared.scope, token: prepared.claim.token, state, response, retentionMs }),
+        );
+        if (result === 'fence_lost') {
+          report(prepared, { type: 'fence_lost', stage: 'complete' });
+          throw new OncelyError(
+            'lease_lost',
+            'oncely: the lease was taken over before the outcome was saved; the result was not recorded',
+          );
+        }
+        return;
+      } catch (error) {
+        // A storage blip after the side effect: retry briefly, since an unsaved outcome may run twice.
+        if (!isOncelyError(error, 'storage_error') || attempt >= COMPLETE_ATTEMPTS) throw error;
+        await clock.sleep(25 * attempt);
+      }
+    }
+  }
+
+  async function release(prepared: Prepared): Promise<void> {
+    try {
+      const result = await storeCall(prepared, 'release', () =>
+        store.release({ scope: prepared.scope, token: prepared.claim.token }),
+      );
+      if (result === 'fence_lost') report(prepared, { type: 'fence_lost', stage: 'release' });
+    } catch {
+      // The lease will lapse by itself; the caller gets the original outcome.
+    }
+  }
+
+  /** Aborts the handler's signal when the lease lapses; `renew` restarts the countdown. */
+  function leaseWatch(prepared: Prepared, callerSignal: AbortSignal | undefined) {
+    const controller = new AbortController();
+    let timer = new AbortController();
+    const arm = (ms: number) => {
+      timer.abort();
+      timer = new AbortController();
+      clock.sleep(ms, timer.signal).then(
+        () => controller.abort(new OncelyError('lease_lost', 'oncely: the lease lapsed before the handler finished')),
+        () => undefined,
+      );
+    };
+    const onCallerAbort = () => controller.abort(callerSignal?.reason);
+    if (callerSignal?.aborted) onCallerAbort();
+    callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+    const context = {
+      signal: controller.signal,
+      token: prepared.claim.token,
+      scope: prepared.scope,
+      keyHash: prepared.keyHash,
+      async extendLease(ms = leaseMs) {
+        positiveInteger('extendLease ms', ms);
+        const result = await storeCall(prepared, 'extend', () =>
+          store.extend({ scope: prepared.scope, token: prepared.claim.token, leaseMs: ms }),
+        );
+        if (result === 'fence_lost') {
+          report(prepared, { type: 'fence_lost', stage: 'extend' });
+          const lost = new OncelyError('lease_lost', 'oncely: the lease was taken over by another attempt');
+          controller.abort(lost);
+          throw lost;
+        }
+        arm(ms);
+      },
+    };
+    return {
+      context,
+      arm,
+      stop() {
+        timer.abort();
+        callerSignal?.removeEventListener('abort', onCallerAbort);
+      },
+    };
+  }
+
+  async function run<B>(
+    request: IdempotencyRequest,
+    handler: (context: HandlerContext) => Promise<IdempotentResponse<B>>,
+  ): Promise<RunResult<B>> {
+    const prepared = await prepare(request);
+    const claim = await storeCall(prepared, 'claim', () => store.claim(prepared.claim));
+    if (claim.kind === 'existing') return answerExisting(prepared, claim.record);
+
+    report(prepared, { type: 'claimed', mode: 'lease', fence: claim.fence, takeover: claim.takeover });
+    const startedAt = clock.now();
+    const watch = leaseWatch(prepared, request.signal);
+    watch.arm(leaseMs);
+    let response: IdempotentResponse<B>;
+    try {
+      response = await handler({ ...watch.context, fence: claim.fence });
+      checkStatus(response);
+    } catch (error) {
+      watch.stop();
+      await release(prepared);
+      report(prepared, { type: 'released', reason: 'error' });
+      throw error;
+    }
+    watch.stop();
+    const decision = replay(response);
+    if (decision === 'release') {
+      await release(prepared);
+      report(prepared, { type: 'released', reason: 'policy', status: response.status });
+      return { kind: 'executed', response, state: 'released' };
+    }
+    await complete(prepared, decision, toStored(prepared, response));
+    report(prepared, { type: 'completed', state: decision, status: response.status, durationMs: clock.now() - startedAt });
+    return { kind: 'executed', response, state: decision };
+  }
+
+  async function runInTransaction<B>(
+    request: IdempotencyRequest,
+    handler: (context: TransactionHandlerContext<TransactionOf<S>>) => Promise<IdempotentResponse<B>>,
+  ): Promise<RunResult<B>> {
+    if (!isTransactionalStore(store)) {
+      throw new OncelyError(
+        'capability_missing',
+        `oncely: the ${store.name} store does not support transactions; use run() (lease mode)`,
+      );
+    }
+    const prepared = await prepare(request);
+    const startedAt = clock.now();
+    let executed = false;
+    const work = async (claim: TransactionClaim, tx: unknown) => {
+      if (claim.kind === 'busy') {
+        const retryAfterMs = Math.min(leaseMs, 1_000);
+        report(prepared, { type: 'in_progress', retryAfterMs });
+        return { action: 'rollback' as const, value: { kind: 'in_progress', retryAfterMs } as RunResult<B> };
+      }
+      if (claim.kind === 'existing') {
+        return { action: 'rollback' as const, value: await answerExisting<B>(prepared, claim.record) };
+      }
+      report(prepared, { type: 'claimed', mode: 'transaction', fence: claim.fence, takeover: claim.takeover });
+      executed = true;
+      const controller = new AbortController();
+      const onCallerAbort = () => controller.abort(request.signal?.reason);
+      if (request.signal?.aborted) onCallerAbort();
+      request.signal?.addEventListener('abort', onCallerAbort, { once: true });
+      let response: IdempotentResponse<B>;
+      try {
+        response = await handler({
+          signal: controller.signal,
+          token: prepared.claim.token,
+          fence: claim.fence,
+          scope: prepared.scope,
+          keyHash: prepared.keyHash,
+          // The transaction holds the row lock for as long as it is open: nothing to renew.
+          extendLease: async () => undefined,
+          tx: tx as TransactionOf<S>,
+        });
+        checkStatus(response);
+      } finally {
+        request.signal?.removeEventListener('abort', onCallerAbort);
+      }
+      const decision = replay(response);
+      if (decision === 'release') {
+        return { action: 'rollback' as const, value: { kind: 'executed', response, state: 'released' } as RunResult<B> };
+      }
+      return {
+        action: 'commit' as const,
+        state: decision,
+        response: toStored(prepared, response),
+        retentionMs,
+        value: { kind: 'executed', response, state: decision } as RunResult<B>,
+      };
+    };
+    let result: RunResult<B>;
+    try {
+      result = await store.transaction(prepared.claim, work);
+    } catch (error) {
+      if (executed) report(prepared, { type: 'released', reason: 'error' });
+      // The handler's own errors pass through untouched; the rollback already undid the claim.
+      throw executed || isOncelyError(error) ? error : toStorageError(store.name, 'transaction', error);
+    }
+    if (result.kind === 'executed') {
+      if (result.state === 'released') {
+        report(prepared, { type: 'released', reason: 'policy', status: result.response.status });
+      } else {
+        report(prepared, {
+          type: 'completed',
+          state: result.state,
+          status: result.response.status,
+          durationMs: clock.now() - startedAt,
+        });
+      }
+    }
+    return result;
+  }
+
+  return {
+    store,
+    run,
+    runInTransaction,
+    async get(input) {
+      const scope = toScope(input);
+      try {
+        return await store.get(scope);
+      } catch (error) {
+        throw toStorageError(store.name, 'get', error);
+      }
+    },
+    async purgeExpired(limit = 1_000) {
+      positiveInteger('purgeExpired limit', limit);
+      let count: number;
+      try {
+        count = await store.purgeExpired(limit);
+      } catch (error) {
+        throw toStorageError(store.name, 'purgeExpired', error);
+      }
+      emit({ type: 'purged', at: clock.now(), count });
+      return count;
+    },
+  };
+}

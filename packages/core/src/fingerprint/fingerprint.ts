@@ -1,0 +1,38 @@
+import { OncelyError } from '../errors.js';
+import { canonicalize } from './canonicalize.js';
+import { excludePaths, type FieldPath, omitDefaults, selectPaths } from './field-paths.js';
+import { sha256Hex } from './sha256.js';
+
+/** Which request fields affect the operation. Transport fields (trace ids) must never enter. */
+export interface FingerprintOptions {
+  /** Keep only these field paths. */
+  readonly select?: readonly FieldPath[];
+  /** Drop these field paths (applied after `select`). */
+  readonly exclude?: readonly FieldPath[];
+  /** Field path → default value; a field equal to its default counts as omitted. */
+  readonly defaults?: Readonly<Record<string, unknown>>;
+}
+
+/** The request as it enters the fingerprint, after `select`, `exclude` and `defaults`. */
+export function fingerprintInput(operation: string, request: unknown, options: FingerprintOptions = {}): string {
+  if (typeof operation !== 'string' || operation.length === 0) {
+    throw new OncelyError('missing_operation', 'oncely: fingerprint needs an operation name');
+  }
+  let selected = request;
+  if (options.select) selected = selectPaths(selected, options.select);
+  if (options.exclude) selected = excludePaths(selected, options.exclude);
+  if (options.defaults) selected = omitDefaults(selected, options.defaults);
+  return canonicalize({ operation, request: selected });
+}
+
+/**
+ * Lowercase hex SHA-256 of the RFC 8785 canonical JSON of `{operation, request}`: the digest that
+ * binds an idempotency key to the request it was first used with.
+ */
+export async function fingerprint(
+  operation: string,
+  request: unknown,
+  options: FingerprintOptions = {},
+): Promise<string> {
+  return sha256Hex(fingerprintInput(operation, request, options));
+}

@@ -1,0 +1,52 @@
+export { type Clock, type ManualClock, manualClock, systemClock } from './clock.js';
+export {
+  createIdempotency,
+  type HandlerContext,
+  type Idempotency,
+  type IdempotencyOptions,
+  type IdempotencyRequest,
+  type IdempotentResponse,
+  type RunResult,
+  type TransactionHandlerContext,
+} from './engine.js';
+export {
+  isOncelyError,
+  isStorageError,
+  OncelyError,
+  type OncelyErrorCode,
+  StorageError,
+  toStorageError,
+} from './errors.js';
+export type {
+  EngineEvent,
+  EventListener,
+  IdempotencyEvent,
+  IdempotencyEventBase,
+  PurgeEvent,
+} from './events.js';
+export { canonicalize } from './fingerprint/canonicalize.js';
+export type { FieldPath } from './fingerprint/field-paths.js';
+export { type FingerprintOptions, fingerprint, fingerprintInput } from './fingerprint/fingerprint.js';
+export { keyHash, sha256Hex } from './fingerprint/sha256.js';
+export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './memory/memory-store.js';
+export { defaultReplayPolicy, type OutcomeDecision, type ReplayPolicy, stripeReplayPolicy } from './replay-policy.js';
+export { type BackoffOptions, fullJitter } from './retry/full-jitter.js';
+export { assertValidKey, MAX_KEY_LENGTH, type Scope, toScope } from './scope.js';
+export {
+  type ClaimInput,
+  type ClaimResult,
+  type CompleteInput,
+  type FenceResult,
+  type IdempotencyRecord,
+  type IdempotencyStore,
+  isTransactionalStore,
+  type LeaseInput,
+  type RecordState,
+  type StoreCapabilities,
+  type StoredResponse,
+  type TerminalState,
+  type TransactionalStore,
+  type TransactionClaim,
+  type TransactionDecision,
+  type TransactionOf,
+} from './store.js';

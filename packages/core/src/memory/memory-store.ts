@@ -1,0 +1,145 @@
+import { type Clock, systemClock } from '../clock.js';
+import type { Scope } from '../scope.js';
+import type {
+  ClaimInput,
+  ClaimResult,
+  CompleteInput,
+  FenceResult,
+  IdempotencyRecord,
+  IdempotencyStore,
+  LeaseInput,
+  RecordState,
+  StoredResponse,
+} from '../store.js';
+
+interface Entry {
+  scope: Scope;
+  fingerprint: string;
+  state: RecordState;
+  fence: number;
+  token: string;
+  leaseExpiresAt: number;
+  response?: StoredResponse;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** Options of {@link memoryStore}. */
+export interface MemoryStoreOptions {
+  /** Judges lease and retention expiry; inject a manual clock in tests. */
+  readonly clock?: Pick<Clock, 'now'>;
+}
+
+/** The reference in-memory store, with a way to count records in tests. */
+export interface MemoryStore extends IdempotencyStore {
+  /** Number of records held, expired ones included until purged. */
+  readonly size: number;
+}
+
+/** Injective: a JSON array cannot be confused with another, whatever characters the fields hold. */
+const idOf = (scope: Scope) => JSON.stringify([scope.tenant, scope.principal, scope.operation, scope.key]);
+
+/** Stores hold JSON, as every real store does: copies in and out, so callers cannot alias records. */
+const copy = <T>(value: T): T => (value === undefined ? value : JSON.parse(JSON.stringify(value)));
+
+/**
+ * The reference store: every operation is one synchronous step on a Map, so it is atomic within one
+ * process. It does not survive restarts and is not shared between processes: use it for tests,
+ * single-process tools and as the model adapters are checked against.
+ */
+export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
+  const clock = options.clock ?? systemClock;
+  const entries = new Map<string, Entry>();
+
+  const live = (scope: Scope, now: number) => {
+    const entry = entries.get(idOf(scope));
+    return entry && entry.expiresAt > now ? entry : undefined;
+  };
+  const owned = (input: LeaseInput, now: number) => {
+    const entry = live(input.scope, now);
+    return entry && entry.state === 'in_progress' && entry.token === input.token && entry.leaseExpiresAt > now
+      ? entry
+      : undefined;
+  };
+  const toRecord = (entry: Entry, now: number): IdempotencyRecord => ({
+    scope: { ...entry.scope },
+    fingerprint: entry.fingerprint,
+    state: entry.state,
+    fence: entry.fence,
+    ...(entry.state === 'in_progress'
+      ? { leaseRemainingMs: Math.max(0, entry.leaseExpiresAt - now) }
+      : { response: copy(entry.response) }),
+    createdAt: new Date(entry.createdAt),
+    expiresAt: new Date(entry.expiresAt),
+  });
+
+  return {
+    name: 'memory',
+    capabilities: { transactions: false, nativeTtl: false },
+    get size() {
+      return entries.size;
+    },
+    async claim(input: ClaimInput): Promise<ClaimResult> {
+      const now = clock.now();
+      const current = live(input.scope, now);
+      // A lapsed lease is taken over only by the same request: a key stays bound to its first fingerprint.
+      const lapsed =
+        current?.state === 'in_progress' && current.leaseExpiresAt <= now && current.fingerprint === input.fingerprint;
+      if (current && !lapsed) return { kind: 'existing', record: toRecord(current, now) };
+      const fence = lapsed ? current.fence + 1 : 1;
+      entries.set(idOf(input.scope), {
+        scope: { ...input.scope },
+        fingerprint: input.fingerprint,
+        state: 'in_progress',
+        fence,
+        token: input.token,
+        leaseExpiresAt: now + input.leaseMs,
+        createdAt: lapsed ? current.createdAt : now,
+        expiresAt: now + input.retentionMs,
+      });
+      return { kind: 'claimed', fence, takeover: lapsed };
+    },
+    async complete(input: CompleteInput): Promise<FenceResult> {
+      const now = clock.now();
+      const entry = owned(input, now);
+      if (!entry) return 'fence_lost';
+      entry.state = input.state;
+      entry.response = copy(input.response);
+      entry.expiresAt = now + input.retentionMs;
+      return 'ok';
+    },
+    async release(input: LeaseInput): Promise<FenceResult> {
+      if (!owned(input, clock.now())) return 'fence_lost';
+      entries.delete(idOf(input.scope));
+      return 'ok';
+    },
+    async extend(input: LeaseInput & { readonly leaseMs: number }): Promise<FenceResult> {
+      const now = clock.now();
+      const entry = owned(input, now);
+      if (!entry) return 'fence_lost';
+      entry.leaseExpiresAt = now + input.leaseMs;
+      entry.expiresAt = Math.max(entry.expiresAt, entry.leaseExpiresAt);
+      return 'ok';
+    },
+    async get(scope: Scope) {
+      const now = clock.now();
+      const entry = live(scope, now);
+      return entry ? toRecord(entry, now) : undefined;
+    },
+    async purgeExpired(limit: number) {
+      const now = clock.now();
+      let purged = 0;
+      for (const [id, entry] of entries) {
+        if (purged >= limit) break;
+        if (entry.expiresAt <= now) {
+          entries.delete(id);
+          purged++;
+        }
+      }
+      return purged;
+    },
+    async close() {
+      entries.clear();
+    },
+  };
+}

@@ -1,0 +1,3 @@
+export { type Matchers, sleep, type TestRunner, uniqueKey } from './runner.js';
+export { runStoreConformance, type StoreConformanceOptions } from './store-conformance.js';
+export { type Model, type ModelReal, modelCommands } from './store-model.js';
