@@ -50,3 +50,4 @@ export {
   type TransactionDecision,
   type TransactionOf,
 } from './store.js';
+export { type MeterLike, type OtelMetricsOptions, otelMetrics } from './observability/otel-metrics.js';

@@ -1,0 +1,359 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  createIdempotency,
+  type EngineEvent,
+  type IdempotencyStore,
+  isOncelyError,
+  isStorageError,
+  manualClock,
+  memoryStore,
+  type OncelyErrorCode,
+  stripeReplayPolicy,
+  defaultReplayPolicy,
+} from '../src/index.js';
+
+/** A memory store that records every call, and can be told to fail. */
+function spyStore(options: { failOn?: Partial<Record<keyof IdempotencyStore, number>>; clock?: { now(): number } } = {}) {
+  const inner = memoryStore(options.clock ? { clock: options.clock } : {});
+  const calls: string[] = [];
+  const failures = { ...options.failOn };
+  const store = new Proxy(inner, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        calls.push(String(property));
+        const remaining = failures[property as keyof IdempotencyStore];
+        if (remaining) {
+          failures[property as keyof IdempotencyStore] = remaining - 1;
+          throw new Error(`connection reset during ${String(property)}`);
+        }
+        return value.apply(target, args);
+      };
+    },
+  });
+  return { store, calls, inner };
+}
+
+const base = { tenant: 'acme', principal: 'alice', operation: 'payments.create.v1', key: 'k_7f91', request: { amount: '10.00' } };
+const created = async () => ({ status: 201, headers: { location: '/v1/payments/pay_1' }, body: { id: 'pay_1' } });
+
+async function codeOf(promise: Promise<unknown>): Promise<OncelyErrorCode | string> {
+  try {
+    await promise;
+  } catch (error) {
+    return isOncelyError(error) ? error.code : `not an OncelyError: ${error}`;
+  }
+  return 'did not throw';
+}
+
+describe('bad input is rejected before the store is touched', () => {
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+  it.each([
+    ['an empty key', { key: '' }, 'missing_key'],
+    ['a missing key', { key: undefined }, 'missing_key'],
+    ['a key of 256 characters', { key: 'k'.repeat(256) }, 'key_too_long'],
+    ['a key with a space', { key: 'has space' }, 'invalid_key_characters'],
+    ['a key with a newline', { key: 'abc\n' }, 'invalid_key_characters'],
+    ['a key with non-ASCII', { key: 'clé' }, 'invalid_key_characters'],
+    ['a missing tenant', { tenant: '' }, 'missing_tenant'],
+    ['a tenant with a control character', { tenant: 'ac\u0000me' }, 'invalid_tenant'],
+    ['a non-string principal', { principal: 42 }, 'invalid_principal'],
+    ['a missing operation', { operation: '' }, 'missing_operation'],
+    ['a raw URL as operation', { operation: '/v1/payments' }, 'invalid_operation'],
+    ['a NaN in the payload', { request: { amount: Number.NaN } }, 'invalid_request_payload'],
+    ['a BigInt in the payload', { request: { amount: 10n } }, 'invalid_request_payload'],
+    ['a cyclic payload', { request: cyclic }, 'invalid_request_payload'],
+  ])('%s → %s, and the store saw no call', async (_name, override, code) => {
+    const { store, calls } = spyStore();
+    const engine = createIdempotency({ store });
+    let executed = false;
+    const request = { ...base, ...override } as typeof base;
+    expect(
+      await codeOf(
+        engine.run(request, async () => {
+          executed = true;
+          return { status: 200 };
+        }),
+      ),
+    ).toBe(code);
+    expect(calls).toEqual([]);
+    expect(executed).toBe(false);
+  });
+
+  it('keys outside 1–255 visible ASCII are always rejected without a store call (property)', async () => {
+    const invalidKey = fc.oneof(
+      fc.string({ minLength: 256, maxLength: 300, unit: fc.constantFrom('a', 'B', '7') }),
+      fc
+        .tuple(fc.string({ maxLength: 20 }), fc.integer({ min: 0, max: 0x2ff }).filter((c) => c < 0x21 || c > 0x7e), fc.string({ maxLength: 20 }))
+        .map(([a, c, b]) => `${a}${String.fromCharCode(c)}${b}`),
+    );
+    await fc.assert(
+      fc.asyncProperty(invalidKey, async (key) => {
+        const { store, calls } = spyStore();
+        const code = await codeOf(createIdempotency({ store }).run({ ...base, key }, created));
+        expect(['key_too_long', 'invalid_key_characters', 'missing_key']).toContain(code);
+        expect(calls).toEqual([]);
+      }),
+    );
+  });
+
+  it('every key of 1–255 visible ASCII characters is accepted (property)', async () => {
+    const visible = fc.string({ minLength: 1, maxLength: 255, unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)) });
+    await fc.assert(
+      fc.asyncProperty(visible, async (key) => {
+        const result = await createIdempotency({ store: memoryStore() }).run({ ...base, key }, created);
+        expect(result.kind).toBe('executed');
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it('runInTransaction on a store without transactions says so and touches nothing', async () => {
+    const { store, calls } = spyStore();
+    expect(await codeOf(createIdempotency({ store }).runInTransaction(base, created))).toBe('capability_missing');
+    expect(calls).toEqual([]);
+  });
+
+  it.each([
+    ['leaseMs 0', { leaseMs: 0 }],
+    ['a negative retention', { retentionMs: -1 }],
+    ['retention shorter than the lease', { leaseMs: 10_000, retentionMs: 5_000 }],
+    ['a fractional lease', { leaseMs: 1.5 }],
+    ['the reference strategy without rebuild', { oversize: 'reference' as const }],
+  ])('rejects %s when the engine is created', (_name, options) => {
+    expect(() => createIdempotency({ store: memoryStore(), ...options })).toThrowError(/oncely:/);
+  });
+});
+
+describe('storage failure fails closed', () => {
+  it('a claim that fails throws StorageError with the cause, and the handler never runs', async () => {
+    const { store } = spyStore({ failOn: { claim: 1 } });
+    let executed = false;
+    const failure = await createIdempotency({ store })
+      .run(base, async () => {
+        executed = true;
+        return { status: 201 };
+      })
+      .catch((error: unknown) => error);
+    expect(isStorageError(failure)).toBe(true);
+    expect(((failure as Error).cause as Error).message).toBe('connection reset during claim');
+    expect((failure as Error).message).toContain('oncely/memory: claim failed');
+    expect(executed).toBe(false);
+  });
+
+  it('a complete that fails briefly is retried, so the outcome is still saved', async () => {
+    const { store, inner } = spyStore({ failOn: { complete: 2 } });
+    const result = await createIdempotency({ store }).run(base, created);
+    expect(result.kind).toBe('executed');
+    expect((await inner.get({ ...base, principal: 'alice' }))?.state).toBe('succeeded');
+  });
+
+  it('a complete that keeps failing surfaces StorageError and leaves the key in progress, never released', async () => {
+    const { store, inner } = spyStore({ failOn: { complete: 3 } });
+    const failure = await createIdempotency({ store }).run(base, created).catch((error: unknown) => error);
+    expect(isStorageError(failure)).toBe(true);
+    // Released would let a retry charge again; in progress makes it wait for the lease instead.
+    expect((await inner.get({ ...base }))?.state).toBe('in_progress');
+  });
+
+  it('get and purgeExpired wrap store failures too', async () => {
+    const { store } = spyStore({ failOn: { get: 1, purgeExpired: 1 } });
+    const engine = createIdempotency({ store });
+    expect(await codeOf(engine.get(base))).toBe('storage_error');
+    expect(await codeOf(engine.purgeExpired(10))).toBe('storage_error');
+  });
+});
+
+describe('outcomes and replay', () => {
+  it('replays status, headers and body of the first execution, and never runs the handler again', async () => {
+    const engine = createIdempotency({ store: memoryStore() });
+    let executions = 0;
+    const handler = async () => {
+      executions += 1;
+      return created();
+    };
+    const first = await engine.run(base, handler);
+    const second = await engine.run(base, handler);
+    expect(first).toEqual({ kind: 'executed', state: 'succeeded', response: await created() });
+    expect(second).toEqual({ kind: 'replayed', state: 'succeeded', response: await created() });
+    expect(executions).toBe(1);
+  });
+
+  it('a thrown error releases the key and rethrows the same error', async () => {
+    const engine = createIdempotency({ store: memoryStore() });
+    const boom = new Error('boom');
+    expect(await engine.run(base, async () => Promise.reject(boom)).catch((e: unknown) => e)).toBe(boom);
+    expect(await engine.get(base)).toBeUndefined();
+  });
+
+  it('a handler that returns no valid status is treated as an error and releases the key', async () => {
+    const engine = createIdempotency({ store: memoryStore() });
+    expect(await codeOf(engine.run(base, async () => ({ status: 42 })))).toBe('invalid_option');
+    expect(await engine.get(base)).toBeUndefined();
+  });
+
+  it.each([
+    [200, 'succeeded', 'succeeded'],
+    [201, 'succeeded', 'succeeded'],
+    [303, 'succeeded', 'succeeded'],
+    [400, 'failed_final', 'failed_final'],
+    [402, 'failed_final', 'failed_final'],
+    [404, 'failed_final', 'failed_final'],
+    [422, 'failed_final', 'failed_final'],
+    [408, 'release', 'failed_final'],
+    [409, 'release', 'release'],
+    [425, 'release', 'failed_final'],
+    [429, 'release', 'release'],
+    [500, 'release', 'failed_final'],
+    [503, 'release', 'failed_final'],
+  ] as const)('status %i: default policy → %s, Stripe policy → %s', (status, standard, stripe) => {
+    expect(defaultReplayPolicy({ status })).toBe(standard);
+    expect(stripeReplayPolicy({ status })).toBe(stripe);
+  });
+
+  it('a custom policy decides what is stored', async () => {
+    const engine = createIdempotency({ store: memoryStore(), replay: ({ status }) => (status === 503 ? 'failed_final' : 'release') });
+    await engine.run(base, async () => ({ status: 503 }));
+    expect((await engine.get(base))?.state).toBe('failed_final');
+  });
+});
+
+describe('large responses', () => {
+  const big = { status: 201, body: { blob: 'x'.repeat(2_000) }, resourceId: 'pay_big' };
+
+  it('omit: stores status and headers only, says so in an event, and still never executes twice', async () => {
+    const events: EngineEvent[] = [];
+    const engine = createIdempotency({ store: memoryStore(), maxStoredBytes: 1_000, onEvent: (e) => events.push(e) });
+    let executions = 0;
+    const handler = async () => {
+      executions += 1;
+      return big;
+    };
+    await engine.run(base, handler);
+    const replay = await engine.run(base, handler);
+    expect(executions).toBe(1);
+    expect(replay).toEqual({ kind: 'replayed', state: 'succeeded', response: { status: 201, resourceId: 'pay_big' } });
+    expect(events.find((e) => e.type === 'response_not_stored')).toMatchObject({ limitBytes: 1_000, strategy: 'omit' });
+  });
+
+  it('reference: stores the resource id and rebuilds the response on replay', async () => {
+    const engine = createIdempotency({
+      store: memoryStore(),
+      maxStoredBytes: 1_000,
+      oversize: 'reference',
+      rebuild: async (stored) => ({ status: stored.status, body: { rebuiltFrom: stored.resourceId } }),
+    });
+    await engine.run(base, async () => big);
+    const replay = await engine.run(base, created);
+    expect(replay).toEqual({ kind: 'replayed', state: 'succeeded', response: { status: 201, body: { rebuiltFrom: 'pay_big' } } });
+  });
+
+  it('a body that is not JSON is not stored, but the outcome still is', async () => {
+    const engine = createIdempotency({ store: memoryStore() });
+    await engine.run(base, async () => ({ status: 200, body: { n: 1n } }));
+    expect((await engine.get(base))?.state).toBe('succeeded');
+    expect((await engine.get(base))?.response?.bodyOmitted).toBe(true);
+  });
+});
+
+describe('leases', () => {
+  it("aborts the handler's signal when the lease lapses, and extendLease renews it", async () => {
+    const clock = manualClock(1_000);
+    const engine = createIdempotency({ store: memoryStore({ clock }), clock, leaseMs: 1_000 });
+    let resolveHandler!: () => void;
+    const seen: boolean[] = [];
+    const running = engine.run(base, async (context) => {
+      await clock.advance(600);
+      await context.extendLease(1_000);
+      await clock.advance(600);
+      seen.push(context.signal.aborted);
+      await clock.advance(500);
+      seen.push(context.signal.aborted);
+      await new Promise<void>((resolve) => (resolveHandler = resolve));
+      return { status: 200 };
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    resolveHandler();
+    expect(await codeOf(running)).toBe('lease_lost');
+    expect(seen).toEqual([false, true]);
+  });
+
+  it('an owner that lost its lease to a takeover cannot save its outcome: lease_lost, and the new owner wins', async () => {
+    const clock = manualClock(0);
+    const store = memoryStore({ clock });
+    const engine = createIdempotency({ store, clock, leaseMs: 1_000 });
+    const events: EngineEvent[] = [];
+    const observed = createIdempotency({ store, clock, leaseMs: 1_000, onEvent: (e) => events.push(e) });
+    let release!: () => void;
+    const slow = engine.run(base, async () => {
+      await new Promise<void>((resolve) => (release = resolve));
+      return { status: 201, body: { id: 'from-the-stale-owner' } };
+    });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await clock.advance(1_500);
+    const successor = await observed.run(base, async (context) => {
+      expect(context.fence).toBe(2);
+      return { status: 201, body: { id: 'from-the-successor' } };
+    });
+    release();
+    expect(await codeOf(slow)).toBe('lease_lost');
+    expect(successor.kind).toBe('executed');
+    expect((await engine.get(base))?.response?.body).toEqual({ id: 'from-the-successor' });
+    expect(events.find((e) => e.type === 'claimed')).toMatchObject({ takeover: true, fence: 2 });
+  });
+
+  it("forwards the caller's abort to the handler", async () => {
+    const controller = new AbortController();
+    const engine = createIdempotency({ store: memoryStore() });
+    const result = engine.run({ ...base, signal: controller.signal }, async (context) => {
+      controller.abort(new Error('client went away'));
+      expect(context.signal.aborted).toBe(true);
+      throw context.signal.reason;
+    });
+    expect(((await result.catch((e: unknown) => e)) as Error).message).toBe('client went away');
+  });
+
+  it('answers in_progress with the remaining lease while another attempt runs', async () => {
+    const clock = manualClock(0);
+    const engine = createIdempotency({ store: memoryStore({ clock }), clock, leaseMs: 10_000 });
+    let release!: () => void;
+    const first = engine.run(base, async () => {
+      await new Promise<void>((resolve) => (release = resolve));
+      return { status: 201 };
+    });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await clock.advance(4_000);
+    expect(await engine.run(base, created)).toEqual({ kind: 'in_progress', retryAfterMs: 6_000 });
+    release();
+    expect((await first).kind).toBe('executed');
+  });
+});
+
+describe('events', () => {
+  it('report each path with a keyHash, and the raw key never appears in any event', async () => {
+    const events: EngineEvent[] = [];
+    const engine = createIdempotency({ store: memoryStore(), onEvent: (e) => events.push(e) });
+    await engine.run(base, created);
+    await engine.run(base, created);
+    await engine.run({ ...base, request: { amount: '99.00' } }, created);
+    await engine.purgeExpired(10);
+    expect(events.map((e) => e.type)).toEqual(['claimed', 'completed', 'replayed', 'mismatch', 'purged']);
+    const hashes = new Set(events.flatMap((e) => ('keyHash' in e ? [e.keyHash] : [])));
+    expect(hashes.size).toBe(1);
+    expect([...hashes][0]).toMatch(/^[0-9a-f]{16}$/);
+    expect(JSON.stringify(events)).not.toContain(base.key);
+  });
+
+  it('a listener that throws never changes the outcome', async () => {
+    const engine = createIdempotency({
+      store: memoryStore(),
+      onEvent: () => {
+        throw new Error('metrics sink down');
+      },
+    });
+    expect((await engine.run(base, created)).kind).toBe('executed');
+  });
+});
