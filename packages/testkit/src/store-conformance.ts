@@ -1,6 +1,7 @@
 import {
   createIdempotency,
   type IdempotencyStore,
+  isTransactionalStore,
   type Scope,
   type StoredResponse,
   stripeReplayPolicy,
@@ -416,7 +417,71 @@ export function runStoreConformance<S extends IdempotencyStore>(
     );
   });
 
-    describe(`${options.name}: state machine (fast-check model)`, () => {
+    describe(`${options.name}: transactions`, () => {
+    const transactional = (name: string, body: (store: S) => Promise<void>) =>
+      test(name, async (store) => {
+        expect(isTransactionalStore(store)).toBe(store.capabilities.transactions);
+        if (store.capabilities.transactions) await body(store);
+      });
+    const request = (key: string, amount = '10.00') => ({ tenant: 'acme', operation: 'payments.create.v1', key, request: { amount } });
+
+    transactional(`${raceSize} concurrent transactional attempts execute once; the others replay the committed result`, async (store) => {
+      const engine = createIdempotency({ store, leaseMs: LONG });
+      const key = uniqueKey('tx-race');
+      let executions = 0;
+      const results = await Promise.all(
+        Array.from({ length: Math.min(raceSize, 20) }, () =>
+          engine.runInTransaction(request(key), async () => {
+            executions += 1;
+            await sleep(30);
+            return { status: 201, body: { id: 'pay_tx' } };
+          }),
+        ),
+      );
+      expect(executions).toBe(1);
+      expect(results.filter((r) => r.kind === 'executed').length).toBe(1);
+      for (const r of results) {
+        if (r.kind !== 'executed') expect(r).toEqual({ kind: 'replayed', state: 'succeeded', response: { status: 201, body: { id: 'pay_tx' } } });
+      }
+    });
+
+    transactional('a handler error rolls the claim back: no record, and the retry executes', async (store) => {
+      const engine = createIdempotency({ store, leaseMs: LONG });
+      const key = uniqueKey('tx-rollback');
+      const failure = await engine
+        .runInTransaction(request(key), async () => {
+          throw new Error('crash before commit');
+        })
+        .catch((error: unknown) => error);
+      expect((failure as Error).message).toBe('crash before commit');
+      expect(await engine.get(request(key))).toBeUndefined();
+      if (options.inspect) expect(await raw(store, scopeOf(key, { tenant: 'acme', principal: '' }))).toBeUndefined();
+      expect((await engine.runInTransaction(request(key), async () => ({ status: 201 }))).kind).toBe('executed');
+    });
+
+    transactional('a released outcome (5xx) rolls back, so the retry executes', async (store) => {
+      const engine = createIdempotency({ store, leaseMs: LONG });
+      const key = uniqueKey('tx-release');
+      const first = await engine.runInTransaction(request(key), async () => ({ status: 503 }));
+      expect(first).toEqual({ kind: 'executed', state: 'released', response: { status: 503 } });
+      expect(await engine.get(request(key))).toBeUndefined();
+    });
+
+    transactional('a different fingerprint in a transaction never executes', async (store) => {
+      const engine = createIdempotency({ store, leaseMs: LONG });
+      const key = uniqueKey('tx-mismatch');
+      await engine.runInTransaction(request(key), async () => ({ status: 201 }));
+      let executed = false;
+      const second = await engine.runInTransaction(request(key, '99.00'), async () => {
+        executed = true;
+        return { status: 201 };
+      });
+      expect(second).toEqual({ kind: 'mismatch' });
+      expect(executed).toBe(false);
+    });
+  });
+
+  describe(`${options.name}: state machine (fast-check model)`, () => {
       it(
         'every sequence of claims, completes, releases and extends matches the model',
         withStore(async (store) => {
