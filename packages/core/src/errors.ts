@@ -19,7 +19,11 @@ export type OncelyErrorCode =
   | 'lease_lost'
   | 'storage_error'
   | 'retry_aborted'
-  | 'circuit_open';
+  | 'circuit_open'
+  | 'invalid_operation_id'
+  | 'operation_not_begun'
+  | 'attempt_timeout'
+  | 'deadline_exceeded';
 
 /** The one error class oncely throws; `code` says what went wrong. */
 export class OncelyError extends Error {

@@ -51,3 +51,27 @@ export {
   type TransactionOf,
 } from './store.js';
 export { type MeterLike, type OtelMetricsOptions, otelMetrics } from './observability/otel-metrics.js';
+export type {
+  BeginOptions,
+  BeginResult,
+  JournalEntry,
+  JournalEntryBase,
+  JournalOutcome,
+  JournalState,
+  JsonValue,
+  ListUnresolvedOptions,
+  OperationJournal,
+  PurgeSettledOptions,
+} from './journal/journal.js';
+export {
+  assertValidOperationId,
+  MAX_OPERATION_ID_LENGTH,
+  newOperationKey,
+  operationNotBegun,
+  resolveBegin,
+  resolveListUnresolved,
+  resolveOutcome,
+  resolvePurgeSettled,
+} from './journal/journal-input.js';
+export { FINAL_JOURNAL_STATES, type JournalRow, toJournalEntry } from './journal/journal-row.js';
+export { type MemoryJournal, type MemoryJournalOptions, memoryJournal } from './journal/memory-journal.js';
