@@ -4,7 +4,10 @@ export default defineConfig({
   entry: ['src/index.ts'],
   format: ['esm', 'cjs'],
   dts: true,
-  clean: true,
+  // Keep dist in place while rebuilding: child-process tests of a parallel run import it.
+  clean: false,
   sourcemap: true,
   target: 'es2022',
+  // The Lua scripts are inlined as strings, so the published package needs no extra files.
+  loader: { '.lua': 'text' },
 });

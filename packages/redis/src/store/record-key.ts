@@ -1,0 +1,26 @@
+import type { Scope } from '@oncely/core';
+
+/**
+ * Characters an escaped field must not contain: `%` starts an escape, `:` separates fields, braces
+ * would end the hash tag, and lone surrogates would all collapse to U+FFFD in UTF-8.
+ */
+const UNSAFE = /[%:{}]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+const escapeCharacter = (character: string): string => {
+  const code = character.charCodeAt(0).toString(16).toUpperCase();
+  return code.length <= 2 ? `%${code.padStart(2, '0')}` : `%u${code.padStart(4, '0')}`;
+};
+
+/** Escapes one field so it contains no separator, no brace and no lone surrogate; `%` escapes itself. */
+const escapeField = (field: string): string => field.replace(UNSAFE, escapeCharacter);
+
+/**
+ * The Redis key of a record: `<prefix>{<tenant>:<principal>:<operation>:<key>}` with each field
+ * escaped. Injective: an escaped field has no `:`, and every `%` opens an escape, so the four fields
+ * (and, since the prefix has no brace, the prefix) can be read back from the key. The whole scope is
+ * the hash tag, so a record lives in one Cluster slot and records spread over all slots.
+ */
+export function recordKey(prefix: string, scope: Scope): string {
+  const fields = [scope.tenant, scope.principal, scope.operation, scope.key].map(escapeField);
+  return `${prefix}{${fields.join(':')}}`;
+}

@@ -1,0 +1,162 @@
+import { type IdempotencyStore, OncelyError, type Scope, toStorageError } from '@oncely/core';
+import type { Cluster, Redis } from 'ioredis';
+import {
+  checkReplicaWait,
+  type ReplicaWait,
+  replicationShortfall,
+  waitForReplicas,
+  writeThenWait,
+} from '../replication/replica-wait.js';
+import { recordKey } from './record-key.js';
+import { toClaimResult, toCompleteReply, toFenceResult, toRecord } from './record-reply.js';
+import { callScript, registerScripts, type ScriptName } from './scripts.js';
+
+/** Options of {@link redisStore}. */
+export interface RedisStoreOptions {
+  /** An ioredis `Redis` or `Cluster` you own: the store never closes it. */
+  readonly client: Redis | Cluster;
+  /** Start of every record key; no braces (they would steal the hash tag). Default `oncely:idem:`. */
+  readonly prefix?: string;
+  /**
+   * Waits for replicas after every write that grants or records ownership (a winning claim, extend,
+   * complete) and fails with a StorageError when too few acknowledge. Off by default.
+   */
+  readonly wait?: ReplicaWait;
+}
+
+/** The Redis idempotency store. */
+export interface RedisStore extends IdempotencyStore {
+  readonly capabilities: { readonly transactions: false; readonly nativeTtl: true };
+  /** The prefix every record key starts with. */
+  readonly prefix: string;
+  /** The Redis key holding a scope's record, for operators and raw inspection. */
+  keyOf(scope: Scope): string;
+}
+
+/** Default start of every record key. */
+export const DEFAULT_PREFIX = 'oncely:idem:';
+/** Completes stored on the primary but not yet confirmed by replicas that one store remembers. */
+const MAX_UNCONFIRMED = 1_000;
+
+function checkPrefix(prefix: unknown, client: Redis | Cluster): string {
+  const clientPrefix = (client.options as { keyPrefix?: unknown } | undefined)?.keyPrefix ?? '';
+  if (typeof prefix !== 'string' || typeof clientPrefix !== 'string' || /[{}]/.test(prefix + clientPrefix)) {
+    throw new OncelyError(
+      'invalid_option',
+      'oncely/redis: prefix (and the client keyPrefix) must be strings without braces, which would take over the hash tag',
+    );
+  }
+  return prefix;
+}
+
+/**
+ * An {@link IdempotencyStore} on Redis or Redis Cluster. One hash per record, with the whole scope as
+ * its hash tag; every operation is one Lua script judged by the Redis server's clock, so a claim or a
+ * replay is one command and one round trip. Lease and retention are Redis TTLs: Redis deletes
+ * expired records itself (`nativeTtl`), and `purgeExpired` has nothing to do.
+ */
+export function redisStore(options: RedisStoreOptions): RedisStore {
+  const { client } = options;
+  if (!client || typeof client.defineCommand !== 'function' || typeof client.pipeline !== 'function') {
+    throw new OncelyError('invalid_option', 'oncely/redis: redisStore needs an ioredis Redis or Cluster client');
+  }
+  const prefix = checkPrefix(options.prefix ?? DEFAULT_PREFIX, client);
+  const wait = checkReplicaWait(options.wait);
+  registerScripts(client);
+  // A complete whose WAIT fell short is stored on the primary: the engine's retry must not read it as lost.
+  const unconfirmed = new Set<string>();
+
+  const keyOf = (scope: Scope) => recordKey(prefix, scope);
+
+  /** Every failure leaves as a StorageError: the caller fails closed. */
+  const guard = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      throw toStorageError('redis', operation, error);
+    }
+  };
+
+  /** Runs a writing script; with `wait`, WAIT follows in the same pipeline and round trip. */
+  const write = async (name: ScriptName, key: string, args: readonly (string | number)[]) =>
+    wait
+      ? writeThenWait(client, wait, (pipeline) => callScript(pipeline, name, key, args))
+      : { reply: await callScript(client, name, key, args), acknowledged: undefined };
+
+  /** The error to throw when fewer replicas than required acknowledged `what`. */
+  const shortfall = (what: string, acknowledged: number | undefined) =>
+    wait && acknowledged !== undefined && acknowledged < wait.replicas
+      ? replicationShortfall(what, acknowledged, wait)
+      : undefined;
+
+  const remember = (id: string) => {
+    unconfirmed.add(id);
+    if (unconfirmed.size > MAX_UNCONFIRMED) unconfirmed.delete(unconfirmed.values().next().value as string);
+  };
+
+  return {
+    name: 'redis',
+    capabilities: { transactions: false, nativeTtl: true },
+    prefix,
+    keyOf,
+
+    claim: (input) =>
+      guard('claim', async () => {
+        const key = keyOf(input.scope);
+        const reply = await callScript(client, 'claim', key, [input.fingerprint, input.token, input.leaseMs, input.retentionMs]);
+        const result = toClaimResult(input.scope, reply);
+        // Only a winning claim wrote anything; a replay never waits for replicas.
+        if (wait && result.kind === 'claimed') {
+          const missing = shortfall('the claim', await waitForReplicas(client, wait, key));
+          if (missing) throw missing;
+        }
+        return result;
+      }),
+
+    complete: (input) =>
+      guard('complete', async () => {
+        const key = keyOf(input.scope);
+        const id = `${key}\n${input.token}`;
+        const { reply, acknowledged } = await write('complete', key, [
+          input.token,
+          input.state,
+          JSON.stringify(input.response),
+          input.retentionMs,
+        ]);
+        const answer = toCompleteReply(reply);
+        if (answer === 'fence_lost' || (answer === 'completed_by_token' && !unconfirmed.has(id))) return 'fence_lost';
+        const missing = shortfall('the outcome', acknowledged);
+        if (missing) {
+          remember(id);
+          throw missing;
+        }
+        unconfirmed.delete(id);
+        return 'ok';
+      }),
+
+    release: (input) =>
+      guard('release', async () => toFenceResult(await callScript(client, 'release', keyOf(input.scope), [input.token]))),
+
+    extend: (input) =>
+      guard('extend', async () => {
+        const { reply, acknowledged } = await write('extend', keyOf(input.scope), [input.token, input.leaseMs]);
+        const result = toFenceResult(reply);
+        const missing = result === 'ok' ? shortfall('the lease extension', acknowledged) : undefined;
+        if (missing) throw missing;
+        return result;
+      }),
+
+    get: (scope) =>
+      guard('get', async () => {
+        const reply = await callScript(client, 'get', keyOf(scope), []);
+        return reply === null ? undefined : toRecord(scope, reply);
+      }),
+
+    // Redis deletes expired keys itself, and an expired key is already absent to every reader.
+    purgeExpired: async () => 0,
+
+    async close() {
+      unconfirmed.clear();
+    },
+  };
+}
