@@ -1,8 +1,8 @@
 import { runStoreConformance } from '@oncely/testkit';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { redisStore } from '../src/index.js';
-import { deleteByPrefix, REDIS_URL, runPrefix } from './servers/shared-server.js';
+import { redisStore } from '../../src/index.js';
+import { deleteByPrefix, REDIS_URL, runPrefix } from '../servers/shared-server.js';
 
 const plain = new Redis(REDIS_URL);
 const autoPipelined = new Redis(REDIS_URL, { enableAutoPipelining: true });
