@@ -1,4 +1,4 @@
-import { createIdempotency } from '@oncely/core';
+import { createIdempotency, type IdempotentResponse } from '@oncely/core';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CommandCalls, diffCommandStats, readCommandStats, redisStore } from '../../src/index.js';
@@ -66,7 +66,7 @@ describe('redis store: commands per path, counted by the server (INFO commandsta
     expect(sent(mismatch)).toEqual({ evalsha: 1 });
 
     let release!: () => void;
-    const holding = run.run(request('busy'), () => new Promise((resolve) => (release = () => resolve({ status: 201 }))));
+    const holding = run.run(request('busy'), () => new Promise<IdempotentResponse>((resolve) => (release = () => resolve({ status: 201 }))));
     await new Promise((resolve) => setTimeout(resolve, 50));
     const busy = await counted(async () => expect((await run.run(request('busy'), async () => ({ status: 201 }))).kind).toBe('in_progress'));
     expect(sent(busy)).toEqual({ evalsha: 1 });
