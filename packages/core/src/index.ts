@@ -75,3 +75,19 @@ export {
 } from './journal/journal-input.js';
 export { FINAL_JOURNAL_STATES, type JournalRow, toJournalEntry } from './journal/journal-row.js';
 export { type MemoryJournal, type MemoryJournalOptions, memoryJournal } from './journal/memory-journal.js';
+export type { ClaimedEvent, NewOutboxEvent, OutboxEvent } from './outbox/outbox-event.js';
+export { assertIdentifier, MAX_IDENTIFIER_LENGTH } from './outbox/identifier.js';
+export { type PreparedOutboxEvent, prepareOutboxEvent } from './outbox/prepare-event.js';
+export type {
+  OutboxClaimInput,
+  OutboxDeadLetter,
+  OutboxRetry,
+  OutboxSource,
+  OutboxStats,
+  OutboxWakeUp,
+} from './outbox/outbox-source.js';
+export type { PublishOutcome, Publisher } from './outbox/publisher.js';
+export type { RelayEvent, RelayEventSubject, RelayStage } from './outbox/relay-events.js';
+export type { PurgeOptions, RelayOptions } from './outbox/relay-options.js';
+export { createRelay, type Relay, type RelayBatch, type RelayStatus } from './outbox/relay.js';
+export { assertInboxInput, type Inbox, type InboxEvent, type InboxInput, type InboxOutcome } from './inbox/inbox.js';

@@ -1,0 +1,334 @@
+import { OncelyError, toStorageError } from '../errors.js';
+import { emitSafely } from '../events.js';
+import { fullJitter } from '../retry/full-jitter.js';
+import type { ClaimedEvent } from './outbox-event.js';
+import type { OutboxWakeUp } from './outbox-source.js';
+import type { PublishOutcome } from './publisher.js';
+import type { RelayEvent, RelayStage } from './relay-events.js';
+import { type RelayOptions, resolveRelayOptions } from './relay-options.js';
+
+/** Where a relay is in its life: `idle` until `start()`, `stopped` for good after `stop()`. */
+export type RelayStatus = 'idle' | 'running' | 'stopping' | 'stopped';
+
+/** What one claim-publish-mark round did. */
+export interface RelayBatch {
+  readonly claimed: number;
+  readonly published: number;
+  /** Failed and rescheduled with backoff. */
+  readonly rescheduled: number;
+  readonly deadLettered: number;
+  /** Handed back unattempted because the relay was stopping. */
+  readonly released: number;
+  /** Taken over by another relay after this one's lease lapsed. */
+  readonly leaseLost: number;
+}
+
+/** A running outbox relay: claims due events, publishes them, marks them published. */
+export interface Relay {
+  /** The lease owner name this relay claims under. */
+  readonly id: string;
+  readonly status: RelayStatus;
+  /** Starts the loop in the background; events report what it does. Throws `relay_state` unless idle. */
+  start(): void;
+  /**
+   * Stops gracefully: the batch in flight finishes (published events are marked, failed ones
+   * rescheduled); after `timeoutMs` (default 10 000) the publish is aborted and unconfirmed events are
+   * released, unattempted, for another relay. Resolves when the loop has ended.
+   */
+  stop(options?: { readonly timeoutMs?: number }): Promise<void>;
+  /**
+   * One round without the loop, for tests, cron jobs and serverless functions: claim, publish, mark.
+   * Storage failures reject with a `StorageError`. Throws `relay_state` unless the relay is idle.
+   */
+  runOnce(): Promise<RelayBatch>;
+}
+
+/** Exponents past this only ever hit the cap; bounding them keeps `2 ** attempt` finite. */
+const MAX_EXPONENT = 30;
+const ignore = () => undefined;
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+type EventBody = RelayEvent extends infer E ? (E extends unknown ? Omit<E, 'at' | 'relayId'> : never) : never;
+
+/**
+ * Creates an outbox relay. Several relays may run against one outbox: the source's claim hands each
+ * aggregate's oldest unpublished event to one relay at a time, under a lease, so events of an
+ * aggregate are first published in `aggregateSeq` order. Delivery is at-least-once: a relay that dies
+ * between the broker's acknowledgement and the mark leaves the event to be published again after its
+ * lease lapses, so consumers deduplicate by `eventId` (an inbox) for an effectively-once effect.
+ *
+ * Failed publishes are retried after `fullJitter(attempt - 1, backoff)`; after `maxAttempts` the event
+ * is dead-lettered and holds back the later events of its aggregate, so order is never broken.
+ *
+ * ```ts
+ * const relay = createRelay({ source: outbox.source, publisher: redisStreamPublisher({ client, stream: 'orders' }) });
+ * relay.start();
+ * process.on('SIGTERM', () => relay.stop());
+ * ```
+ */
+export function createRelay(options: RelayOptions): Relay {
+  const config = resolveRelayOptions(options);
+  const { source, publisher, clock, random, id, maxAttempts, backoff } = config;
+  let status: RelayStatus = 'idle';
+  let loopDone: Promise<void> | undefined;
+  let releasedOnStop = 0;
+  // Aborted by stop(): ends idle waits at once.
+  const wake = new AbortController();
+  // Aborted when stop()'s grace period ends: gives up on the publish in flight.
+  const hardStop = new AbortController();
+
+  const emit = (body: EventBody) => emitSafely(config.onEvent, { at: clock.now(), relayId: id, ...body } as RelayEvent);
+  const describe = (event: ClaimedEvent) => ({
+    eventId: event.eventId,
+    aggregateType: event.aggregateType,
+    eventType: event.eventType,
+    attempt: event.attempt,
+  });
+
+  async function storage<T>(stage: RelayStage, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      throw toStorageError(source.name, stage, error);
+    }
+  }
+
+  /** Runs a bookkeeping write; on failure the leases lapse and another claim retries, so report and go on. */
+  async function bookkeeping<T>(stage: RelayStage, fallback: T, call: () => Promise<T>): Promise<T> {
+    try {
+      return await storage(stage, call);
+    } catch (error) {
+      emit({ type: 'relay_error', stage, error, retryInMs: config.leaseMs });
+      return fallback;
+    }
+  }
+
+  async function publish(events: readonly ClaimedEvent[]): Promise<readonly PublishOutcome[]> {
+    const controller = new AbortController();
+    const timer = new AbortController();
+    const onStop = () =>
+      controller.abort(new OncelyError('publish_aborted', 'oncely: the relay stopped before the broker answered'));
+    hardStop.signal.addEventListener('abort', onStop, { once: true });
+    if (hardStop.signal.aborted) onStop();
+    clock.sleep(config.publishTimeoutMs, timer.signal).then(
+      () =>
+        controller.abort(
+          new OncelyError('publish_aborted', `oncely: the broker did not answer within ${config.publishTimeoutMs} ms`),
+        ),
+      ignore,
+    );
+    // A publisher that ignores its signal must not hold the relay past the timeout.
+    const aborted = new Promise<never>((_, reject) =>
+      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }),
+    );
+    try {
+      const outcomes = await Promise.race([publisher.publish(events, controller.signal), aborted]);
+      if (!Array.isArray(outcomes) || outcomes.length !== events.length) {
+        const error = new OncelyError(
+          'invalid_option',
+          `oncely: publisher ${publisher.name} must answer one outcome per event (${events.length})`,
+        );
+        return events.map(() => ({ kind: 'failed', error }));
+      }
+      return outcomes;
+    } catch (error) {
+      return events.map(() => ({ kind: 'failed', error }));
+    } finally {
+      timer.abort();
+      hardStop.signal.removeEventListener('abort', onStop);
+    }
+  }
+
+  async function cycle(stopping: () => boolean): Promise<RelayBatch> {
+    const claimed = await storage('claim', () => source.claim({ owner: id, limit: config.batchSize, leaseMs: config.leaseMs }));
+    const batch: Mutable<RelayBatch> = {
+      claimed: claimed.length,
+      published: 0,
+      rescheduled: 0,
+      deadLettered: 0,
+      released: 0,
+      leaseLost: 0,
+    };
+    if (claimed.length === 0) return batch;
+    if (stopping()) {
+      batch.released = await release(claimed, batch);
+      return batch;
+    }
+    // An attempt count past the limit means earlier attempts died with their relay: do not try again.
+    const letters: { event: ClaimedEvent; error: unknown }[] = claimed
+      .filter((event) => event.attempt > maxAttempts)
+      .map((event) => ({
+        event,
+        error: new OncelyError('publish_aborted', `oncely: ${maxAttempts} attempts ended without an answer (relay crashes or stalls)`),
+      }));
+    const ready = claimed.filter((event) => event.attempt <= maxAttempts);
+    const outcomes = ready.length > 0 ? await publish(ready) : [];
+    const published: ClaimedEvent[] = [];
+    const retries: { event: ClaimedEvent; error: unknown; delayMs: number }[] = [];
+    const unconfirmed: ClaimedEvent[] = [];
+    ready.forEach((event, index) => {
+      const outcome = outcomes[index]!;
+      if (outcome.kind === 'published') published.push(event);
+      else if (hardStop.signal.aborted) unconfirmed.push(event);
+      else if (event.attempt >= maxAttempts) letters.push({ event, error: outcome.error });
+      else {
+        const delayMs = fullJitter(Math.min(event.attempt - 1, MAX_EXPONENT), backoff, random);
+        retries.push({ event, error: outcome.error, delayMs });
+      }
+    });
+
+    if (published.length > 0) {
+      const marked = await bookkeeping('mark', false, async () => {
+        await source.markPublished(published.map((event) => event.eventId));
+        return true;
+      });
+      if (marked) {
+        batch.published = published.length;
+        const now = clock.now();
+        for (const event of published) emit({ type: 'outbox_published', ...describe(event), lagMs: now - event.createdAt.getTime() });
+      }
+    }
+    if (retries.length > 0) {
+      const changed = await bookkeeping('reschedule', 0, () =>
+        source.reschedule({
+          owner: id,
+          retries: retries.map(({ event, error, delayMs }) => ({ eventId: event.eventId, delayMs, error: messageOf(error) })),
+        }),
+      );
+      batch.rescheduled = changed;
+      lost(batch, 'reschedule', retries.length, changed);
+      for (const { event, error, delayMs } of retries) {
+        emit({ type: 'outbox_publish_failed', ...describe(event), retryInMs: delayMs, error });
+      }
+    }
+    if (letters.length > 0) {
+      const parked = await bookkeeping('dead_letter', 0, () =>
+        source.deadLetter({
+          owner: id,
+          letters: letters.map(({ event, error }) => ({ eventId: event.eventId, error: messageOf(error) })),
+        }),
+      );
+      batch.deadLettered = parked;
+      lost(batch, 'dead_letter', letters.length, parked);
+      for (const { event, error } of letters) emit({ type: 'outbox_dead_lettered', ...describe(event), error });
+    }
+    if (unconfirmed.length > 0) batch.released = await release(unconfirmed, batch);
+    return batch;
+  }
+
+  function lost(batch: Mutable<RelayBatch>, stage: 'reschedule' | 'dead_letter' | 'release', asked: number, done: number) {
+    if (done >= asked) return;
+    batch.leaseLost += asked - done;
+    emit({ type: 'outbox_lease_lost', stage, count: asked - done });
+  }
+
+  async function release(events: readonly ClaimedEvent[], batch: Mutable<RelayBatch>): Promise<number> {
+    const released = await bookkeeping('release', 0, () =>
+      source.release({ owner: id, eventIds: events.map((event) => event.eventId) }),
+    );
+    lost(batch, 'release', events.length, released);
+    releasedOnStop += released;
+    return released;
+  }
+
+  async function housekeeping(due: { stats: number; purge: number }): Promise<void> {
+    const now = clock.now();
+    if (config.statsIntervalMs > 0 && now >= due.stats) {
+      due.stats = now + config.statsIntervalMs;
+      const stats = await bookkeeping('stats', undefined, () => source.stats());
+      if (stats) emit({ type: 'outbox_stats', ...stats });
+    }
+    if (config.purge && now >= due.purge) {
+      const { retainMs, intervalMs, limit } = config.purge;
+      due.purge = now + intervalMs;
+      const count = await bookkeeping('purge', undefined, () => source.purgePublished({ olderThanMs: retainMs, limit }));
+      if (count !== undefined) emit({ type: 'outbox_purged', count });
+    }
+  }
+
+  /** Opens the source's wake-up if it has one; without it (or while it fails) the relay polls. */
+  async function subscribe(): Promise<OutboxWakeUp | undefined> {
+    if (!source.subscribe) return undefined;
+    try {
+      return await source.subscribe();
+    } catch (error) {
+      emit({
+        type: 'relay_error',
+        stage: 'subscribe',
+        error: toStorageError(source.name, 'subscribe', error),
+        retryInMs: config.errorBackoff.capMs,
+      });
+      return undefined;
+    }
+  }
+
+  async function loop(): Promise<void> {
+    let wakeUp = await subscribe();
+    let resubscribeAt = clock.now() + config.errorBackoff.capMs;
+    const due = { stats: clock.now(), purge: clock.now() };
+    let failures = 0;
+    try {
+      while (status === 'running') {
+        await housekeeping(due);
+        let batch: RelayBatch;
+        try {
+          batch = await cycle(() => status !== 'running');
+          failures = 0;
+        } catch (error) {
+          failures += 1;
+          const retryInMs = fullJitter(Math.min(failures - 1, MAX_EXPONENT), config.errorBackoff, random);
+          emit({ type: 'relay_error', stage: 'claim', error, retryInMs });
+          await clock.sleep(retryInMs, wake.signal).catch(ignore);
+          continue;
+        }
+        if (batch.claimed > 0 || status !== 'running') continue;
+        if (!wakeUp && source.subscribe && clock.now() >= resubscribeAt) {
+          resubscribeAt = clock.now() + config.errorBackoff.capMs;
+          wakeUp = await subscribe();
+        }
+        if (wakeUp) await wakeUp.wait(config.pollIntervalMs, wake.signal);
+        else await clock.sleep(config.pollIntervalMs, wake.signal).catch(ignore);
+      }
+    } finally {
+      await wakeUp?.close().catch(ignore);
+      status = 'stopped';
+      emit({ type: 'relay_stopped', released: releasedOnStop });
+    }
+  }
+
+  return {
+    id,
+    get status() {
+      return status;
+    },
+    start() {
+      if (status !== 'idle') throw new OncelyError('relay_state', `oncely: relay ${id} is ${status}; start() needs an idle relay`);
+      status = 'running';
+      emit({ type: 'relay_started' });
+      loopDone = loop();
+    },
+    async stop(stopOptions = {}) {
+      const timeoutMs = stopOptions.timeoutMs ?? 10_000;
+      if (status === 'idle') status = 'stopped';
+      if (status === 'running') {
+        status = 'stopping';
+        wake.abort();
+        const grace = new AbortController();
+        clock.sleep(timeoutMs, grace.signal).then(() => hardStop.abort(), ignore);
+        await loopDone;
+        grace.abort();
+      }
+      await loopDone;
+    },
+    async runOnce() {
+      if (status !== 'idle') throw new OncelyError('relay_state', `oncely: relay ${id} is ${status}; runOnce() needs an idle relay`);
+      return cycle(() => false);
+    },
+  };
+}
+
+/** Keeps what an operator needs from a failure, bounded so one huge message cannot bloat the outbox. */
+function messageOf(error: unknown): string {
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return message.slice(0, 2_000);
+}
