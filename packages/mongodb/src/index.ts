@@ -1,0 +1,15 @@
+export {
+  assertTransactions,
+  deploymentFromHello,
+  detectDeployment,
+  type MongoDeployment,
+} from './deployment/deployment.js';
+export { classifyMongoError, type MongoFailure } from './errors/mongo-errors.js';
+export { DEFAULT_COLLECTION, type MongoStore, type MongoStoreOptions, mongoStore } from './store/mongo-store.js';
+export type { IdempotencyDocument } from './store/record-document.js';
+export { decodeScopeId, encodeScopeId } from './store/scope-id.js';
+export {
+  type MongoTransactionalStore,
+  type MongoTransactionalStoreOptions,
+  mongoTransactionalStore,
+} from './store/transactional-store.js';
