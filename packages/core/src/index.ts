@@ -31,6 +31,37 @@ export { keyHash, sha256Hex } from './fingerprint/sha256.js';
 export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './memory/memory-store.js';
 export { defaultReplayPolicy, type OutcomeDecision, type ReplayPolicy, stripeReplayPolicy } from './replay-policy.js';
 export { type BackoffOptions, fullJitter } from './retry/full-jitter.js';
+export {
+  type BreakerAdmission,
+  type BreakerMode,
+  type BreakerPermit,
+  type CallReport,
+  type CircuitBreaker,
+  type CircuitBreakerOptions,
+  circuitBreaker,
+} from './retry/circuit-breaker.js';
+export {
+  type AttemptEffect,
+  type AttemptResult,
+  type Classification,
+  type Classifier,
+  classifyError,
+  classifyStatus,
+  defaultClassify,
+  type RetryReason,
+} from './retry/classify.js';
+export type { BreakerState, RetryEvent, StopReason } from './retry/events.js';
+export type { RetryOutcome } from './retry/outcome.js';
+export { parseRetryAfter } from './retry/retry-after.js';
+export { type BudgetDecision, type RetryBudget, type RetryBudgetOptions, retryBudget } from './retry/retry-budget.js';
+export { isRetryPolicy, type RetryPolicy, type RetryPolicyOptions, retryPolicy } from './retry/retry-policy.js';
+export { type AttemptContext, type RetryCallOptions, retry } from './retry/retry.js';
+export {
+  describeError,
+  type OperationAttemptContext,
+  type RetryOperationOptions,
+  retryOperation,
+} from './journal/retry-operation.js';
 export { assertValidKey, MAX_KEY_LENGTH, type Scope, toScope } from './scope.js';
 export {
   type ClaimInput,

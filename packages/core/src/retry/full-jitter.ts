@@ -19,6 +19,7 @@ export function fullJitter(attempt: number, options: BackoffOptions, random: () 
   if (!(baseMs >= 0) || !(capMs >= baseMs) || !Number.isFinite(capMs)) {
     throw new OncelyError('invalid_option', `oncely: fullJitter needs 0 <= baseMs <= capMs, got ${baseMs} and ${capMs}`);
   }
-  const ceiling = Math.min(capMs, baseMs * 2 ** attempt);
+  // 2^attempt overflows to Infinity past attempt 1023, and 0 * Infinity is NaN: a zero base never grows.
+  const ceiling = baseMs === 0 ? 0 : Math.min(capMs, baseMs * 2 ** attempt);
   return Math.floor(random() * ceiling);
 }
