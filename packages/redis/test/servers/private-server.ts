@@ -15,6 +15,10 @@ export interface PrivateServer {
   stop(signal?: 'SIGKILL' | 'SIGTERM'): Promise<void>;
   /** Starts it again on the same port and directory, with the same settings. */
   restart(): Promise<void>;
+  /** Freezes the process (SIGSTOP): it keeps its connections but answers nothing until resumed. */
+  pause(): void;
+  /** Resumes a paused process (SIGCONT). */
+  resume(): void;
   /** Stops it for good and removes its directory. */
   dispose(): Promise<void>;
 }
@@ -75,7 +79,10 @@ export async function startPrivateServer(settings: readonly string[] = []): Prom
     dir,
     stop,
     restart: launch,
+    pause: () => child.kill('SIGSTOP'),
+    resume: () => child.kill('SIGCONT'),
     async dispose() {
+      child.kill('SIGCONT');
       await stop('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
       returnPort(port);

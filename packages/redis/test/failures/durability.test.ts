@@ -1,0 +1,63 @@
+import { createIdempotency } from '@oncely/core';
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { redisStore } from '../../src/index.js';
+import { startPrivateServer } from '../servers/private-server.js';
+
+const untilReady = (redis: Redis) =>
+  redis.status === 'ready' ? Promise.resolve() : new Promise<void>((resolve) => redis.once('ready', () => resolve()));
+
+/**
+ * Completes one request and leaves another in progress, SIGKILLs redis-server, restarts it with the
+ * same settings, and retries both. Returns what the retries did and how often each handler ran.
+ */
+async function crashAndRetry(settings: readonly string[]) {
+  const server = await startPrivateServer(settings);
+  const client = new Redis(server.url, { maxRetriesPerRequest: 1, retryStrategy: () => 100 });
+  // Reconnection errors while the server is down are expected here.
+  client.on('error', () => undefined);
+  try {
+    const engine = createIdempotency({ store: redisStore({ client }), leaseMs: 60_000 });
+    const executions = { done: 0, held: 0 };
+    const request = (key: string) => ({ tenant: 'acme', operation: 'payments.create.v1', key, request: { amount: '10.00' } });
+    const handler = (key: 'done' | 'held') => async () => {
+      executions[key] += 1;
+      return { status: 201, body: { key } };
+    };
+    await engine.run(request('done'), handler('done'));
+    // A claim whose owner is still working when Redis crashes (the owner is simulated by the raw claim).
+    await redisStore({ client }).claim({
+      scope: { tenant: 'acme', principal: '', operation: 'payments.create.v1', key: 'held' },
+      fingerprint: (await engine.get(request('done')))!.fingerprint,
+      token: 'still-working',
+      leaseMs: 60_000,
+      retentionMs: 86_400_000,
+    });
+    await server.stop('SIGKILL');
+    await server.restart();
+    await untilReady(client);
+    const done = (await engine.run(request('done'), handler('done'))).kind;
+    const held = (await engine.run(request('held'), handler('held'))).kind;
+    return { done, held, executions };
+  } finally {
+    client.disconnect();
+    await server.dispose();
+  }
+}
+
+describe('redis store: what survives a crash of redis-server (README, Durability)', () => {
+  it('without persistence a crash forgets every record: completed work runs again and a held key is free', async () => {
+    const result = await crashAndRetry([]);
+    expect(result).toEqual({ done: 'executed', held: 'executed', executions: { done: 2, held: 1 } });
+  });
+
+  it('with AOF everysec a process crash keeps acknowledged records: replay, and the held lease still blocks', async () => {
+    const result = await crashAndRetry(['--appendonly', 'yes', '--appendfsync', 'everysec']);
+    expect(result).toEqual({ done: 'replayed', held: 'in_progress', executions: { done: 1, held: 0 } });
+  });
+
+  it('with AOF always a crash keeps every acknowledged record: replay, and the held lease still blocks', async () => {
+    const result = await crashAndRetry(['--appendonly', 'yes', '--appendfsync', 'always']);
+    expect(result).toEqual({ done: 'replayed', held: 'in_progress', executions: { done: 1, held: 0 } });
+  });
+});
