@@ -1,0 +1,107 @@
+/**
+ * A response body as it is stored for replay (the store holds JSON): JSON as a JSON value when that
+ * value serializes back to the very same bytes, UTF-8 text as a string, anything else as base64.
+ * Every form decodes to the exact bytes first sent.
+ */
+export type StoredBody =
+  | { readonly encoding: 'json'; readonly json: unknown }
+  | { readonly encoding: 'text'; readonly text: string }
+  | { readonly encoding: 'base64'; readonly base64: string };
+
+const encoder = new TextEncoder();
+// ignoreBOM keeps a leading byte-order mark in the text, so the bytes survive the round trip.
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** `application/json`, `application/problem+json`, `application/vnd.x+json`... */
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
+/** Media types whose bytes are text: stored as a string when they are valid UTF-8. */
+const TEXT_MEDIA_TYPE = /^(?:text\/[\w.+-]+|application\/(?:[\w.+-]+\+)?xml|application\/(?:javascript|x-www-form-urlencoded))$/;
+
+/** The media type of a Content-Type value, lowercased and without parameters. */
+export function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
+}
+
+/** Encodes a body for storage; an empty body has no stored form. */
+export function encodeBody(bytes: Uint8Array, contentType: string | undefined): StoredBody | undefined {
+  if (bytes.length === 0) return undefined;
+  const type = mediaType(contentType);
+  const isJson = JSON_MEDIA_TYPE.test(type);
+  if (isJson || TEXT_MEDIA_TYPE.test(type)) {
+    const text = decodeUtf8(bytes);
+    if (text !== undefined) {
+      if (isJson) {
+        const json = parseJson(text);
+        // Only a value that serializes back to the same bytes is stored as JSON (no lost digits or spaces).
+        if (json.kind === 'parsed' && JSON.stringify(json.value) === text) return { encoding: 'json', json: json.value };
+      }
+      return { encoding: 'text', text };
+    }
+  }
+  return { encoding: 'base64', base64: toBase64(bytes) };
+}
+
+/** True when `value` is a {@link StoredBody} (and nothing more). */
+export function isStoredBody(value: unknown): value is StoredBody {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  const body = value as Record<string, unknown>;
+  if (keys.length !== 2 || !keys.includes('encoding')) return false;
+  switch (body.encoding) {
+    case 'json':
+      return 'json' in body;
+    case 'text':
+      return typeof body.text === 'string';
+    case 'base64':
+      return typeof body.base64 === 'string';
+    default:
+      return false;
+  }
+}
+
+/** The bytes a stored body stands for. */
+export function decodeBody(body: StoredBody): Uint8Array {
+  switch (body.encoding) {
+    case 'json':
+      return encoder.encode(JSON.stringify(body.json));
+    case 'text':
+      return encoder.encode(body.text);
+    case 'base64':
+      return fromBase64(body.base64);
+  }
+}
+
+/** Decodes UTF-8, or undefined when the bytes are not valid UTF-8. */
+export function decodeUtf8(bytes: Uint8Array): string | undefined {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** JSON.parse as a result instead of an exception. */
+export function parseJson(text: string): { readonly kind: 'parsed'; readonly value: unknown } | { readonly kind: 'malformed' } {
+  try {
+    return { kind: 'parsed', value: JSON.parse(text) };
+  } catch {
+    return { kind: 'malformed' };
+  }
+}
+
+const CHUNK = 0x8000;
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = '';
+  for (let offset = 0; offset < bytes.length; offset += CHUNK) {
+    binary += String.fromCharCode(...bytes.subarray(offset, offset + CHUNK));
+  }
+  return btoa(binary);
+}
+
+function fromBase64(base64: string): Uint8Array {
+  const binary = atob(base64);
+  const bytes = new Uint8Array(binary.length);
+  for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index);
+  return bytes;
+}

@@ -1,0 +1,95 @@
+import { type IdempotencyStore, OncelyError, type TransactionOf } from '@oncely/core';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { handleExchange } from '../contract/handle-exchange.js';
+import { IDEMPOTENCY_KEY_HEADER } from '../contract/idempotency-key-header.js';
+import { type IdempotencyContext, type IdempotencyHttpOptions, resolveOptions } from '../contract/options.js';
+import { parsedBody } from '../contract/parsed-body.js';
+import { captureResponse, type ResponseCapture } from './capture-response.js';
+import { restoreHeaderNames, writeReply } from './write-reply.js';
+
+/** Options of {@link expressIdempotency}: `scope`, `operation` and `validate` receive Express's `req`. */
+export type ExpressIdempotencyOptions<S extends IdempotencyStore = IdempotencyStore> = IdempotencyHttpOptions<Request, S>;
+
+const contexts = new WeakMap<Request, IdempotencyContext>();
+
+/**
+ * The idempotency context of a request that went through {@link expressIdempotency}: the claim it
+ * holds (in `transaction` mode, with the open transaction as `tx`), or `unkeyed`.
+ */
+export function expressIdempotencyContext<Tx = unknown>(req: Request): IdempotencyContext<Tx> {
+  const context = contexts.get(req);
+  if (!context) {
+    throw new OncelyError('invalid_option', 'oncely/http: expressIdempotency did not run for this request');
+  }
+  return context as IdempotencyContext<Tx>;
+}
+
+/** Aborts when the client disconnects before the response is finished. */
+function closeSignal(res: Response): AbortController {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort(new Error('oncely/http: the client closed the connection'));
+  });
+  return controller;
+}
+
+/**
+ * Express middleware for one route: put it after the body parser and before the handler. The
+ * handler's response (`res.status/json/send/write/end`, headers included) is held until the outcome
+ * is recorded, then sent; retries replay it.
+ *
+ * ```ts
+ * app.post('/payments', express.json(), expressIdempotency({ engine, operation: 'payments.create.v1', scope }), createPayment);
+ * ```
+ */
+export function expressIdempotency<S extends IdempotencyStore>(options: ExpressIdempotencyOptions<S>): RequestHandler {
+  const config = resolveOptions(options);
+  return (req: Request, res: Response, next: NextFunction) => {
+    const abort = closeSignal(res);
+    let capture: ResponseCapture | undefined;
+    let headerNames: ReadonlySet<string> = new Set();
+    handleExchange(
+      config,
+      {
+        request: req,
+        method: req.method,
+        url: req.originalUrl,
+        idempotencyKey: req.headers[IDEMPOTENCY_KEY_HEADER],
+        body: () => parsedBody(req.body),
+        signal: abort.signal,
+      },
+      (context) => {
+        contexts.set(req, context as IdempotencyContext<TransactionOf<S>>);
+        headerNames = new Set(res.getHeaderNames());
+        const started = captureResponse(res);
+        capture = started;
+        abort.signal.addEventListener('abort', () => started.abandon(abort.signal.reason), { once: true });
+        next();
+        return started.done;
+      },
+    ).then(
+      (outcome) => {
+        capture?.restore();
+        switch (outcome.kind) {
+          case 'unkeyed':
+            contexts.set(req, { kind: 'unkeyed' });
+            next();
+            return;
+          case 'original':
+            capture!.sendOriginal();
+            return;
+          case 'reply':
+            if (capture) restoreHeaderNames(res, headerNames);
+            writeReply(res, outcome.reply);
+            return;
+        }
+      },
+      (error: unknown) => {
+        capture?.restore();
+        if (abort.signal.aborted) return;
+        if (capture) restoreHeaderNames(res, headerNames);
+        next(error);
+      },
+    );
+  };
+}

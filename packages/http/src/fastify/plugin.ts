@@ -1,0 +1,152 @@
+import { type IdempotencyStore, OncelyError } from '@oncely/core';
+import type {
+  FastifyPluginCallback,
+  FastifyReply,
+  FastifyRequest,
+  onSendAsyncHookHandler,
+  preHandlerAsyncHookHandler,
+} from 'fastify';
+import { type CapturedResponse, isEventStream, normalizeHeaders } from '../contract/captured-response.js';
+import { type ExchangeOutcome, handleExchange } from '../contract/handle-exchange.js';
+import { IDEMPOTENCY_KEY_HEADER } from '../contract/idempotency-key-header.js';
+import {
+  type ContractConfig,
+  type IdempotencyContext,
+  type IdempotencyHttpOptions,
+  resolveOptions,
+} from '../contract/options.js';
+import { parsedBody } from '../contract/parsed-body.js';
+import { payloadBytes } from './payload-bytes.js';
+import { restoreHeaderNames, sendReply, toBuffer } from './send-reply.js';
+
+/** Plugin-wide defaults: the engine and scope, plus any option a route may override. */
+export type FastifyIdempotencyOptions<S extends IdempotencyStore = IdempotencyStore> = Omit<
+  IdempotencyHttpOptions<FastifyRequest, S>,
+  'operation'
+> & { readonly operation?: IdempotencyHttpOptions<FastifyRequest, S>['operation'] };
+
+/** Per-route config (`config: { idempotency: { operation: 'payments.create.v1' } }`); overrides the plugin's. */
+export type FastifyRouteIdempotency = Partial<IdempotencyHttpOptions<FastifyRequest>>;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Makes the route idempotent under `@oncely/http/fastify`. */
+    idempotency?: FastifyRouteIdempotency;
+  }
+}
+
+/** A claimed request between its preHandler and its onSend. */
+interface Pending {
+  readonly deliver: (captured: CapturedResponse) => void;
+  readonly outcome: Promise<ExchangeOutcome>;
+  readonly headerNames: ReadonlySet<string>;
+}
+
+const contexts = new WeakMap<FastifyRequest, IdempotencyContext>();
+const pending = new WeakMap<FastifyRequest, Pending>();
+
+/** The idempotency context of a request on an idempotent route (with `tx` in `transaction` mode). */
+export function fastifyIdempotencyContext<Tx = unknown>(request: FastifyRequest): IdempotencyContext<Tx> {
+  const context = contexts.get(request);
+  if (!context) throw new OncelyError('invalid_option', 'oncely/http: this route has no idempotency config');
+  return context as IdempotencyContext<Tx>;
+}
+
+function preHandlerFor(config: ContractConfig<FastifyRequest>): preHandlerAsyncHookHandler {
+  return async function idempotencyPreHandler(request: FastifyRequest, reply: FastifyReply) {
+    const abort = new AbortController();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) abort.abort(new Error('oncely/http: the client closed the connection'));
+    });
+    let claimed!: () => void;
+    const claim = new Promise<'claimed'>((resolve) => {
+      claimed = () => resolve('claimed');
+    });
+    let deliver!: (captured: CapturedResponse) => void;
+    const captured = new Promise<CapturedResponse>((resolve, reject) => {
+      deliver = resolve;
+      abort.signal.addEventListener('abort', () => reject(abort.signal.reason), { once: true });
+    });
+    const outcome = handleExchange(
+      config,
+      {
+        request,
+        method: request.method,
+        url: request.url,
+        idempotencyKey: request.headers[IDEMPOTENCY_KEY_HEADER],
+        body: () => parsedBody(request.body),
+        signal: abort.signal,
+      },
+      (context) => {
+        contexts.set(request, context);
+        claimed();
+        return captured;
+      },
+    );
+    const first = await Promise.race([outcome, claim]);
+    if (first === 'claimed') {
+      // The route handler runs now; onSend hands its response over and waits for this outcome.
+      outcome.catch(() => undefined);
+      pending.set(request, { deliver, outcome, headerNames: new Set(Object.keys(reply.getHeaders())) });
+      return;
+    }
+    if (first.kind === 'unkeyed') {
+      contexts.set(request, { kind: 'unkeyed' });
+      return;
+    }
+    if (first.kind === 'reply') return sendReply(reply, first.reply);
+  };
+}
+
+const onSend: onSendAsyncHookHandler<unknown> = async (request, reply, payload) => {
+  const state = pending.get(request);
+  if (!state) return payload;
+  pending.delete(request);
+  const status = reply.statusCode;
+  const headers = normalizeHeaders(reply.getHeaders());
+  let body: Uint8Array | undefined;
+  if (isEventStream(reply.getHeader('content-type'))) {
+    (payload as { destroy?: () => void } | null)?.destroy?.();
+    state.deliver({ kind: 'streaming', status, headers });
+  } else {
+    body = await payloadBytes(payload);
+    state.deliver({ kind: 'complete', status, headers, body });
+  }
+  const outcome = await state.outcome;
+  if (outcome.kind === 'reply') {
+    restoreHeaderNames(reply, state.headerNames);
+    reply.code(outcome.reply.status).headers(outcome.reply.headers);
+    return outcome.reply.body === undefined ? null : toBuffer(outcome.reply.body);
+  }
+  return toBuffer(body ?? new Uint8Array());
+};
+
+/**
+ * The Fastify plugin: routes with `config.idempotency` get the Idempotency-Key contract (plugin
+ * options are the defaults, the route's config overrides them). Register it, awaited, before the
+ * routes; it does not encapsulate, so it sees the routes of the instance it is registered on.
+ *
+ * ```ts
+ * await app.register(fastifyIdempotency, { engine, scope: (request) => request.user });
+ * app.post('/payments', { config: { idempotency: { operation: 'payments.create.v1' } } }, createPayment);
+ * ```
+ */
+export const fastifyIdempotency: FastifyPluginCallback<FastifyIdempotencyOptions> = Object.assign(
+  (fastify: Parameters<FastifyPluginCallback>[0], options: FastifyIdempotencyOptions, done: (error?: Error) => void) => {
+    fastify.addHook('onRoute', (route) => {
+      const routeOptions = route.config?.idempotency;
+      if (!routeOptions) return;
+      const config = resolveOptions({ ...options, ...routeOptions } as IdempotencyHttpOptions<FastifyRequest>);
+      route.preHandler = [...hooks(route.preHandler), preHandlerFor(config)] as typeof route.preHandler;
+      route.onSend = [...hooks(route.onSend), onSend] as typeof route.onSend;
+    });
+    done();
+  },
+  // What fastify-plugin sets: hooks apply to the registering instance, not to a child context.
+  { [Symbol.for('skip-override')]: true, [Symbol.for('fastify.display-name')]: '@oncely/http/fastify' },
+);
+
+function hooks<T>(value: T | readonly T[] | undefined): readonly T[] {
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [value as T];
+}

@@ -1,0 +1,33 @@
+import type { ParsedBody } from '../contract/handle-exchange.js';
+import { searchParamsObject } from '../contract/request-fingerprint.js';
+import { decodeUtf8, mediaType, parseJson } from '../contract/stored-body.js';
+
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
+
+/**
+ * Reads a fetch request's body from a clone (the handler still gets the original): JSON as a value,
+ * form data as an object, text as a string, anything else as bytes. Unreadable JSON is `malformed`.
+ */
+export async function readFetchBody(request: Request): Promise<ParsedBody> {
+  if (request.body === null) return { kind: 'parsed', value: undefined };
+  const bytes = new Uint8Array(await request.clone().arrayBuffer());
+  if (bytes.length === 0) return { kind: 'parsed', value: undefined };
+  const type = mediaType(request.headers.get('content-type') ?? undefined);
+  if (JSON_MEDIA_TYPE.test(type)) {
+    const text = decodeUtf8(bytes);
+    const json = text === undefined ? undefined : parseJson(text);
+    return json?.kind === 'parsed'
+      ? { kind: 'parsed', value: json.value }
+      : { kind: 'malformed', detail: 'The request body is declared as JSON but is not valid UTF-8 JSON.' };
+  }
+  if (type === 'application/x-www-form-urlencoded' || type.startsWith('text/')) {
+    const text = decodeUtf8(bytes);
+    if (text !== undefined) {
+      return {
+        kind: 'parsed',
+        value: type.startsWith('text/') ? text : (searchParamsObject(new URLSearchParams(text)) ?? {}),
+      };
+    }
+  }
+  return { kind: 'parsed', value: bytes };
+}

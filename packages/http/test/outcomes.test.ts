@@ -1,0 +1,120 @@
+import { createIdempotency, type EngineEvent, memoryStore } from '@oncely/core';
+import { describe, expect, it } from 'vitest';
+import { bindings, type RouteSpec, withServer } from './support/bindings.js';
+import { deferred, expectProblem, failingStore, newLedger, paymentRoute } from './support/payments.js';
+import { postJson } from './support/send.js';
+
+describe.each(bindings)('$name: in progress, validation, failures', (binding) => {
+  it('a concurrent duplicate gets 409 with Retry-After in seconds; once the first finishes, retries replay it', async () => {
+    const ledger = newLedger();
+    const gate = deferred();
+    const leaseMs = 20_000;
+    const store = memoryStore();
+    const scope = { tenant: 'acme', principal: 'alice', operation: 'payments.create.v1', key: 'key-1' };
+    await withServer(binding, createIdempotency({ store, leaseMs }), [paymentRoute(ledger, {}, gate.promise)], async (url) => {
+      const first = postJson(url, '/payments', { amount: 10 }, 'key-1');
+      // Send the duplicate only once the first request holds the claim (its handler waits on the gate).
+      while ((await store.get(scope))?.state !== 'in_progress') await new Promise((resolve) => setTimeout(resolve, 5));
+      const conflict = await postJson(url, '/payments', { amount: 10 }, 'key-1');
+      expectProblem(conflict, 'request-in-progress', 409);
+      const retryAfter = Number(conflict.headers['retry-after']);
+      expect(Number.isInteger(retryAfter)).toBe(true);
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(leaseMs / 1000);
+      gate.resolve();
+      expect((await first).status).toBe(201);
+      const replay = await postJson(url, '/payments', { amount: 10 }, 'key-1');
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+    });
+    expect(ledger.charges).toHaveLength(1);
+  });
+
+  it('a validation failure answers 4xx problem+json with the errors, stores nothing, and leaves the key usable', async () => {
+    const store = memoryStore();
+    const ledger = newLedger();
+    const route = paymentRoute(ledger, {
+      validate: (body) =>
+        Number((body as { amount?: unknown }).amount) > 0
+          ? undefined
+          : { kind: 'invalid', status: 422, detail: 'amount must be positive', errors: [{ field: 'amount', code: 'too_small' }] },
+    });
+    await withServer(binding, createIdempotency({ store }), [route], async (url) => {
+      const refused = expectProblem(await postJson(url, '/payments', { amount: -5 }, 'key-1'), 'invalid-request', 422);
+      expect(refused.errors).toEqual([{ field: 'amount', code: 'too_small' }]);
+      expect(store.size).toBe(0);
+      expect(ledger.charges).toHaveLength(0);
+      expect((await postJson(url, '/payments', { amount: 5 }, 'key-1')).status).toBe(201);
+    });
+    expect(ledger.charges).toHaveLength(1);
+  });
+
+  it('a storage outage at claim answers 503 problem+json and the handler never runs (fail closed)', async () => {
+    const ledger = newLedger();
+    const engine = createIdempotency({ store: failingStore(memoryStore(), { claim: true }) });
+    await withServer(binding, engine, [paymentRoute(ledger)], async (url) => {
+      const response = await postJson(url, '/payments', { amount: 10 }, 'key-1');
+      expectProblem(response, 'storage-unavailable', 503);
+      expect(response.headers['retry-after']).toBe('1');
+    });
+    expect(ledger.charges).toHaveLength(0);
+  });
+
+  it('a storage outage after the handler ran still delivers its true response, so the client does not repeat it', async () => {
+    const ledger = newLedger();
+    const events: EngineEvent[] = [];
+    const engine = createIdempotency({ store: failingStore(memoryStore(), { complete: true }), onEvent: (event) => events.push(event) });
+    await withServer(binding, engine, [paymentRoute(ledger)], async (url) => {
+      const response = await postJson(url, '/payments', { amount: 10 }, 'key-1');
+      expect(response.status).toBe(201);
+      expect((response.json() as { id: string }).id).toBe('pay_1');
+    });
+    expect(ledger.charges).toHaveLength(1);
+    expect(events.filter((event) => event.type === 'storage_error')).toHaveLength(3);
+  });
+
+  it('a 5xx is released so the retry runs again; a 4xx outcome is final and replayed', async () => {
+    let calls = 0;
+    const flaky: RouteSpec = {
+      method: 'POST',
+      path: '/flaky',
+      options: { operation: 'flaky.v1' },
+      handle: async () => {
+        calls++;
+        return calls === 1
+          ? { status: 503, body: { kind: 'json', value: { error: 'downstream' } } }
+          : { status: 402, body: { kind: 'json', value: { error: 'card_declined' } } };
+      },
+    };
+    const store = memoryStore();
+    await withServer(binding, createIdempotency({ store }), [flaky], async (url) => {
+      expect((await postJson(url, '/flaky', {}, 'key-1')).status).toBe(503);
+      expect(store.size).toBe(0);
+      expect((await postJson(url, '/flaky', {}, 'key-1')).status).toBe(402);
+      const replay = await postJson(url, '/flaky', {}, 'key-1');
+      expect(replay.status).toBe(402);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+    });
+    expect(calls).toBe(2);
+  });
+
+  it('a handler that throws releases the claim: the retry executes again', async () => {
+    let calls = 0;
+    const throwing: RouteSpec = {
+      method: 'POST',
+      path: '/throws',
+      options: { operation: 'throws.v1' },
+      handle: async () => {
+        calls++;
+        if (calls === 1) throw new Error('boom');
+        return { status: 201, body: { kind: 'json', value: { ok: true } } };
+      },
+    };
+    const store = memoryStore();
+    await withServer(binding, createIdempotency({ store }), [throwing], async (url) => {
+      expect((await postJson(url, '/throws', {}, 'key-1')).status).toBe(500);
+      expect(store.size).toBe(0);
+      expect((await postJson(url, '/throws', {}, 'key-1')).status).toBe(201);
+    });
+    expect(calls).toBe(2);
+  });
+});
