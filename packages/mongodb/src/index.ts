@@ -13,3 +13,5 @@ export {
   type MongoTransactionalStoreOptions,
   mongoTransactionalStore,
 } from './store/transactional-store.js';
+export type { JournalDocument } from './journal/journal-queries.js';
+export { DEFAULT_JOURNAL_COLLECTION, type MongoJournal, type MongoJournalOptions, mongoJournal } from './journal/mongo-journal.js';

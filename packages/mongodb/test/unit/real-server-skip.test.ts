@@ -5,7 +5,7 @@ import { realServer, SKIP_REASON, suiteTitle } from '../support/real-server.js';
 
 const status = process.env.MONGODB_URL
   ? 'MONGODB_URL is set: the real-server suites run'
-  : 'MONGODB_URL is not set: the real-server suites (store conformance with a 200-way race, runInTransaction) are SKIPPED';
+  : 'MONGODB_URL is not set: the real-server suites (store conformance with a 200-way race, runInTransaction, journal, outbox and inbox) are SKIPPED';
 
 describe('real-server suites are never skipped silently', () => {
   afterEach(() => vi.restoreAllMocks());
