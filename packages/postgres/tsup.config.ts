@@ -1,10 +1,15 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'tsup';
+import { esbuildMigrations } from './build/sql-migrations.js';
 
 export default defineConfig({
   entry: ['src/index.ts'],
   format: ['esm', 'cjs'],
   dts: true,
-  clean: true,
+  // Keep dist in place while rebuilding: fixtures and other packages may be importing it.
+  clean: false,
   sourcemap: true,
   target: 'es2022',
+  // The shipped .sql files are embedded, so migrate() needs no file system (PGlite runs in browsers too).
+  esbuildPlugins: [esbuildMigrations(fileURLToPath(new URL('./sql', import.meta.url)))],
 });

@@ -1,0 +1,184 @@
+import { OncelyError } from '@oncely/core';
+import { sqlState } from './sql-state.js';
+import { mutex } from './mutex.js';
+import type {
+  PGliteLike,
+  PGliteResultLike,
+  PgClientLike,
+  PgPoolLike,
+  PgQueryResultLike,
+  PostgresDb,
+  PostgresTx,
+  SqlResult,
+} from './postgres-db.js';
+
+/** A connection inside a transaction; `exec` runs a parameterless script of several statements. */
+export interface SqlConnection extends PostgresTx {
+  exec(script: string): Promise<void>;
+}
+
+/** What transaction work decides: commit or roll back, and the value to return either way. */
+export interface TransactionEnd<T> {
+  readonly action: 'commit' | 'rollback';
+  readonly value: T;
+}
+
+/** One database behind one interface, whichever driver it is. */
+export interface SqlDriver extends PostgresTx {
+  /** `pool`: a connection per transaction; `client` and `pglite`: one connection, transactions in turn. */
+  readonly kind: 'pool' | 'client' | 'pglite';
+  /**
+   * Runs `work` between BEGIN and COMMIT (or ROLLBACK, as it decides) on one connection. When `work`
+   * throws, rolls back and rethrows the same error. The connection handed to `work` refuses SQL once
+   * the transaction has ended.
+   */
+  transaction<T>(work: (tx: SqlConnection) => Promise<TransactionEnd<T>>): Promise<T>;
+}
+
+const fromPg = <R>(result: PgQueryResultLike): SqlResult<R> => ({
+  rows: result.rows as R[],
+  rowCount: result.rowCount ?? result.rows.length,
+});
+
+const fromPglite = <R>(result: PGliteResultLike): SqlResult<R> => ({
+  rows: result.rows as R[],
+  rowCount: result.rowCount ?? result.affectedRows ?? result.rows.length,
+});
+
+/** Wraps a connection so it refuses SQL after `close`: a pooled connection may serve someone else by then. */
+function guard(connection: SqlConnection) {
+  let open = true;
+  const check = () => {
+    if (!open) {
+      throw new OncelyError(
+        'invalid_option',
+        'oncely/postgres: this transaction has ended; use tx only while the handler runs',
+      );
+    }
+  };
+  const guarded: SqlConnection = {
+    async query(text, params) {
+      check();
+      return connection.query(text, params);
+    },
+    async exec(script) {
+      check();
+      return connection.exec(script);
+    },
+  };
+  return {
+    connection: guarded,
+    close: () => {
+      open = false;
+    },
+  };
+}
+
+const pgConnection = (client: PgClientLike): SqlConnection => ({
+  query: async <R>(text: string, params?: readonly unknown[]) => fromPg<R>(await client.query(text, params && [...params])),
+  exec: async (script) => {
+    await client.query(script);
+  },
+});
+
+/**
+ * BEGIN, work, COMMIT or ROLLBACK on one `pg` connection. Calls `broken` when the connection's
+ * state is unknown (a failed COMMIT or ROLLBACK), so a pool destroys it instead of reusing it.
+ */
+async function pgTransaction<T>(
+  client: PgClientLike,
+  work: (tx: SqlConnection) => Promise<TransactionEnd<T>>,
+  broken: (error: unknown) => void,
+): Promise<T> {
+  const handle = guard(pgConnection(client));
+  let stage: 'begin' | 'open' | 'ending' | 'ended' = 'begin';
+  try {
+    await client.query('BEGIN');
+    stage = 'open';
+    const end = await work(handle.connection);
+    handle.close();
+    stage = 'ending';
+    const finished = await client.query(end.action === 'commit' ? 'COMMIT' : 'ROLLBACK');
+    stage = 'ended';
+    if (end.action === 'commit' && finished.command === 'ROLLBACK') {
+      // pg reports COMMIT of an aborted transaction as a successful ROLLBACK: nothing was saved.
+      throw new Error('COMMIT rolled back: the transaction had already failed');
+    }
+    return end.value;
+  } catch (error) {
+    handle.close();
+    if (stage === 'open') {
+      await client.query('ROLLBACK').catch(broken);
+    } else if (stage !== 'ended' && sqlState(error) === undefined) {
+      // BEGIN, COMMIT or ROLLBACK did not reach a verdict: the connection's state is unknown.
+      broken(error);
+    }
+    throw error;
+  }
+}
+
+function poolDriver(pool: PgPoolLike): SqlDriver {
+  return {
+    kind: 'pool',
+    query: async <R>(text: string, params?: readonly unknown[]) => fromPg<R>(await pool.query(text, params && [...params])),
+    async transaction(work) {
+      const client = await pool.connect();
+      let failure: Error | undefined;
+      try {
+        return await pgTransaction(client, work, (error) => {
+          failure = error instanceof Error ? error : new Error(String(error));
+        });
+      } finally {
+        client.release(failure);
+      }
+    },
+  };
+}
+
+function clientDriver(client: PgClientLike): SqlDriver {
+  const turn = mutex();
+  return {
+    kind: 'client',
+    query: <R>(text: string, params?: readonly unknown[]) =>
+      turn.run(async () => fromPg<R>(await client.query(text, params && [...params]))),
+    transaction: (work) => turn.run(() => pgTransaction(client, work, () => undefined)),
+  };
+}
+
+function pgliteDriver(db: PGliteLike): SqlDriver {
+  return {
+    kind: 'pglite',
+    query: async <R>(text: string, params?: readonly unknown[]) => fromPglite<R>(await db.query(text, params && [...params])),
+    transaction: (work) =>
+      db.transaction(async (tx) => {
+        const handle = guard({
+          query: async <R>(text: string, params?: readonly unknown[]) => fromPglite<R>(await tx.query(text, params && [...params])),
+          exec: async (script) => {
+            await tx.exec(script);
+          },
+        });
+        try {
+          const end = await work(handle.connection);
+          if (end.action === 'rollback' && !tx.closed) await tx.rollback();
+          return end.value;
+        } finally {
+          handle.close();
+        }
+      }),
+  };
+}
+
+const isFunction = (value: unknown) => typeof value === 'function';
+
+/**
+ * Puts any supported database behind one interface, told apart by shape: PGlite has `transaction`
+ * and `exec`; a `pg.Pool` has `connect` and `totalCount`; anything else with `query` is a single
+ * connection (`pg.Client`, or a client checked out of a pool) whose statements are serialized.
+ */
+export function sqlDriver(db: PostgresDb): SqlDriver {
+  const shape = db as Partial<PGliteLike & PgPoolLike> | null | undefined;
+  if (isFunction(shape?.transaction) && isFunction(shape?.exec)) return pgliteDriver(db as PGliteLike);
+  if (isFunction(shape?.connect) && typeof shape?.totalCount === 'number') return poolDriver(db as PgPoolLike);
+  if (isFunction(shape?.query)) return clientDriver(db as PgClientLike);
+  throw new OncelyError('invalid_option', 'oncely/postgres: db must be a pg.Pool, a connected pg.Client or a PGlite instance');
+}

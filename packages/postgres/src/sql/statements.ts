@@ -1,0 +1,136 @@
+import type { QuotedIdentifier } from '../identifiers/identifier.js';
+
+declare const fragment: unique symbol;
+
+/** SQL text assembled only from literals, quoted identifiers and other fragments. */
+type Fragment = string & { readonly [fragment]: true };
+
+/** A template tag that admits validated identifiers and fragments, never values: values are `$n` parameters. */
+const sql = (strings: TemplateStringsArray, ...parts: (QuotedIdentifier | Fragment)[]): Fragment =>
+  strings.reduce((text, literal, index) => text + literal + (parts[index] ?? ''), '') as Fragment;
+
+/** Every statement names the record by its scope in the same four parameters. */
+const scope = sql`tenant = $1 AND principal = $2 AND operation = $3 AND idempotency_key = $4`;
+
+/** Judged by the database clock: `statement_timestamp()` is one instant for the whole statement. */
+const msFromNow = (param: Fragment) => sql`statement_timestamp() + ${param}::float8 * interval '1 millisecond'`;
+
+/** Free to claim: expired, or in progress under a lapsed lease by the same request ($5 = fingerprint). */
+const claimable = sql`(expires_at <= statement_timestamp()
+      OR (state = 'in_progress' AND lease_expires_at <= statement_timestamp() AND fingerprint = $5))`;
+
+/** Still held by the token in $5: in progress, lease running, record live. */
+const heldBy = sql`state = 'in_progress' AND lease_token = $5
+    AND lease_expires_at > statement_timestamp() AND expires_at > statement_timestamp()`;
+
+/** A record as the store reports it; JSON travels as text and times as epoch milliseconds, whatever the driver's type parsers. */
+const recordColumns = sql`fingerprint, state, fence,
+    response_status, response_headers::text AS response_headers, response_body::text AS response_body,
+    body_omitted, resource_id,
+    floor(extract(epoch FROM lease_expires_at - statement_timestamp()) * 1000)::float8 AS lease_remaining_ms,
+    floor(extract(epoch FROM created_at) * 1000)::float8 AS created_ms,
+    floor(extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms`;
+
+/** The SQL of one store, written against its table. */
+export interface StoreStatements {
+  /**
+   * Claim-or-read in one statement. $1-$4 scope, $5 fingerprint, $6 token, $7 lease ms, $8 retention
+   * ms, $9 lock_timeout for this statement's waits (NULL: unchanged). Returns one row: `outcome` is
+   * `claimed`, `existing`, or NULL when a concurrent commit landed between the snapshot and the
+   * write (the caller runs the statement again; a fresh snapshot sees that commit).
+   */
+  readonly claim: string;
+  /** Lease mode: $5 token, $6 state, $7 status, $8 headers, $9 body, $10 body omitted, $11 resource id, $12 retention ms. */
+  readonly complete: string;
+  /** Transactional mode: `complete` where the open transaction's row lock, not the lease clock, is the ownership. */
+  readonly save: string;
+  /** $5 token. */
+  readonly release: string;
+  /** $5 token, $6 lease ms. */
+  readonly extend: string;
+  readonly get: string;
+  /** $1 limit. */
+  readonly purge: string;
+}
+
+const outcomeColumns = (table: QuotedIdentifier, owned: Fragment) => sql`UPDATE ${table} SET
+    state = $6, lease_token = NULL, lease_expires_at = NULL,
+    response_status = $7, response_headers = $8::text::jsonb, response_body = $9::text::jsonb,
+    body_omitted = $10, resource_id = $11,
+    expires_at = ${msFromNow(sql`$12`)}
+  WHERE ${scope} AND ${owned}
+  RETURNING fence`;
+
+/** Builds the store's statements for `table`, a validated `"schema"."table"`. */
+export function storeStatements(table: QuotedIdentifier): StoreStatements {
+  const claim = sql`WITH settings AS (
+  SELECT previous, set_config('lock_timeout', coalesce($9::text, previous), true) AS applied
+  FROM (SELECT current_setting('lock_timeout') AS previous OFFSET 0) AS current_value
+),
+existing AS (
+  SELECT * FROM ${table} WHERE ${scope}
+),
+taken AS (
+  UPDATE ${table} AS r SET
+    fingerprint = $5::text, state = 'in_progress', lease_token = $6::text,
+    lease_expires_at = ${msFromNow(sql`$7`)},
+    fence = CASE WHEN expires_at <= statement_timestamp() THEN 1 ELSE fence + 1 END,
+    created_at = CASE WHEN expires_at <= statement_timestamp() THEN statement_timestamp() ELSE created_at END,
+    expires_at = ${msFromNow(sql`$8`)},
+    response_status = NULL, response_headers = NULL, response_body = NULL, body_omitted = false, resource_id = NULL
+  FROM settings
+  WHERE ${scope} AND ${claimable}
+  RETURNING r.*
+),
+inserted AS (
+  INSERT INTO ${table} (tenant, principal, operation, idempotency_key, fingerprint, state,
+                        lease_token, lease_expires_at, fence, created_at, expires_at)
+  SELECT $1::text, $2::text, $3::text, $4::text, $5::text, 'in_progress',
+         $6::text, ${msFromNow(sql`$7`)}, 1, statement_timestamp(), ${msFromNow(sql`$8`)}
+  FROM settings
+  -- Only when the snapshot saw no row; a row committed since then makes this do nothing.
+  WHERE NOT EXISTS (SELECT FROM existing)
+  ON CONFLICT (tenant, principal, operation, idempotency_key) DO NOTHING
+  RETURNING *
+),
+decided AS (
+  SELECT 'claimed' AS outcome, * FROM taken
+  UNION ALL SELECT 'claimed', * FROM inserted
+  UNION ALL SELECT 'existing', * FROM existing WHERE NOT ${claimable}
+)
+SELECT outcome, ${recordColumns},
+  -- Restore lock_timeout once both writes have stopped waiting, so it never bounds the handler's SQL.
+  CASE WHEN (SELECT count(*) FROM taken) + (SELECT count(*) FROM inserted) >= 0
+       THEN set_config('lock_timeout', (SELECT previous FROM settings), true) END AS lock_timeout
+FROM (SELECT) AS one_row LEFT JOIN decided ON true`;
+
+  return {
+    claim,
+    complete: outcomeColumns(table, heldBy),
+    save: outcomeColumns(table, sql`state = 'in_progress' AND lease_token = $5`),
+    release: sql`DELETE FROM ${table} WHERE ${scope} AND ${heldBy} RETURNING fence`,
+    extend: sql`UPDATE ${table} SET
+    lease_expires_at = ${msFromNow(sql`$6`)},
+    expires_at = greatest(expires_at, ${msFromNow(sql`$6`)})
+  WHERE ${scope} AND ${heldBy}
+  RETURNING fence`,
+    get: sql`SELECT ${recordColumns} FROM ${table} WHERE ${scope} AND expires_at > statement_timestamp()`,
+    purge: sql`DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
+    SELECT ctid FROM ${table}
+    WHERE expires_at <= statement_timestamp()
+    ORDER BY expires_at
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED))`,
+  };
+}
+
+/** The statements of `migrate()`. */
+export const migrationStatements = {
+  /** One migrator at a time: concurrent CREATE ... IF NOT EXISTS can still collide in the catalogs. */
+  lock: sql`SELECT pg_advisory_xact_lock(hashtextextended('oncely.migrate', 0))`,
+  /** $1 schema name. */
+  schemaExists: sql`SELECT 1 FROM pg_namespace WHERE nspname = $1`,
+  createSchema: (schema: QuotedIdentifier) => sql`CREATE SCHEMA IF NOT EXISTS ${schema}`,
+  /** $1 quoted schema: the shipped files name their objects unqualified. */
+  useSchema: sql`SELECT set_config('search_path', $1, true)`,
+};

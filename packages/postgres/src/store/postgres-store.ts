@@ -1,0 +1,178 @@
+import {
+  type ClaimInput,
+  type ClaimResult,
+  type FenceResult,
+  type IdempotencyRecord,
+  OncelyError,
+  type Scope,
+  type TransactionalStore,
+  type TransactionClaim,
+  toStorageError,
+} from '@oncely/core';
+import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
+import { sqlDriver } from '../driver/sql-driver.js';
+import { isLockTimeout, isRetryableConflict } from '../driver/sql-state.js';
+import { qualifiedName } from '../identifiers/identifier.js';
+import { type RecordRow, responseParams, toRecord } from './record.js';
+import { storeStatements } from '../sql/statements.js';
+
+/** The table `migrate()` creates unless told otherwise. */
+export const DEFAULT_TABLE = 'oncely_idempotency';
+
+/** Options of {@link postgresStore}. */
+export interface PostgresStoreOptions {
+  /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the store never closes it. */
+  readonly db: PostgresDb;
+  /** Table of idempotency records (default `oncely_idempotency`); letters, digits and `_`. */
+  readonly table?: string;
+  /** Schema of that table (default `public`); letters, digits and `_`. */
+  readonly schema?: string;
+  /**
+   * Transactional mode: how long a concurrent duplicate waits for the first transaction holding the
+   * key before it answers `in_progress` (PostgreSQL `lock_timeout`, claim statement only). Default:
+   * it waits until that transaction ends, then replays or executes.
+   */
+  readonly lockTimeoutMs?: number;
+}
+
+/** A PostgreSQL idempotency store: lease mode (`run`) and transactional mode (`runInTransaction`). */
+export interface PostgresStore extends TransactionalStore<PostgresTx> {
+  /** The quoted `"schema"."table"` the store reads and writes. */
+  readonly table: string;
+}
+
+const NAME = 'postgres';
+/** A claim repeats only when another commit lands on the same key between snapshot and write. */
+const CLAIM_ATTEMPTS = 10;
+
+type ClaimRow = RecordRow & { readonly outcome: 'claimed' | 'existing' | null };
+
+const scopeParams = (scope: Scope) => [scope.tenant, scope.principal, scope.operation, scope.key];
+
+function lockTimeoutSetting(ms: number | undefined): string | null {
+  if (ms === undefined) return null;
+  if (!Number.isInteger(ms) || ms <= 0) {
+    throw new OncelyError('invalid_option', `oncely/postgres: lockTimeoutMs must be a positive integer, got ${ms}`);
+  }
+  return String(ms);
+}
+
+/**
+ * Creates the PostgreSQL store. Run {@link migrate} (or the shipped SQL) first. Every method is one
+ * statement; failures become `StorageError`s, and nothing runs without a claim.
+ */
+export function postgresStore(options: PostgresStoreOptions): PostgresStore {
+  const driver = sqlDriver(options.db);
+  const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_TABLE);
+  const lockTimeout = lockTimeoutSetting(options.lockTimeoutMs);
+  const sql = storeStatements(table);
+
+  async function storage<T>(operation: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      throw toStorageError(NAME, operation, error);
+    }
+  }
+
+  /** Claim-or-read; runs again only when the statement saw a concurrent commit it could not act on. */
+  async function claimOn(session: PostgresTx, input: ClaimInput, timeout: string | null): Promise<ClaimResult> {
+    const params = [...scopeParams(input.scope), input.fingerprint, input.token, input.leaseMs, input.retentionMs, timeout];
+    for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
+      const [row] = (await session.query<ClaimRow>(sql.claim, params)).rows;
+      if (row?.outcome === 'claimed') return { kind: 'claimed', fence: row.fence, takeover: row.fence > 1 };
+      if (row?.outcome === 'existing') return { kind: 'existing', record: toRecord(input.scope, row) };
+    }
+    throw new Error(`the claim did not settle in ${CLAIM_ATTEMPTS} attempts while the key kept changing`);
+  }
+
+  async function fenced(operation: string, text: string, params: unknown[]): Promise<FenceResult> {
+    return storage(operation, async () => ((await driver.query(text, params)).rows.length === 1 ? 'ok' : 'fence_lost'));
+  }
+
+  return {
+    name: NAME,
+    table,
+    capabilities: { transactions: true, nativeTtl: false },
+
+    claim: (input) =>
+      storage('claim', async () => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await claimOn(driver, input, null);
+          } catch (error) {
+            // Under REPEATABLE READ or SERIALIZABLE a concurrent commit is an error, not an empty result.
+            if (!isRetryableConflict(error) || attempt >= CLAIM_ATTEMPTS) throw error;
+          }
+        }
+      }),
+
+    complete: (input) =>
+      fenced('complete', sql.complete, [
+        ...scopeParams(input.scope),
+        input.token,
+        input.state,
+        ...responseParams(input.response),
+        input.retentionMs,
+      ]),
+
+    release: (input) => fenced('release', sql.release, [...scopeParams(input.scope), input.token]),
+
+    extend: (input) => fenced('extend', sql.extend, [...scopeParams(input.scope), input.token, input.leaseMs]),
+
+    get: (scope: Scope): Promise<IdempotencyRecord | undefined> =>
+      storage('get', async () => {
+        const [row] = (await driver.query<RecordRow>(sql.get, scopeParams(scope))).rows;
+        return row && toRecord(scope, row);
+      }),
+
+    purgeExpired: (limit) => storage('purgeExpired', async () => (await driver.query(sql.purge, [limit])).rowCount),
+
+    async transaction(input, work) {
+      for (let attempt = 1; ; attempt++) {
+        // Assigned inside the callback, so typed wide: control flow cannot follow it there.
+        let phase = 'begin' as 'begin' | 'claim' | 'work' | 'save' | 'commit';
+        try {
+          return await driver.transaction(async (tx) => {
+            phase = 'claim';
+            let claim: TransactionClaim;
+            try {
+              claim = await claimOn(tx, input, lockTimeout);
+            } catch (error) {
+              if (!isLockTimeout(error)) throw error;
+              // The transaction is aborted; the work answers in_progress and it rolls back.
+              claim = { kind: 'busy' };
+            }
+            phase = 'work';
+            const decision = await work(claim, tx);
+            if (decision.action === 'rollback' || claim.kind !== 'claimed') {
+              return { action: 'rollback', value: decision.value };
+            }
+            phase = 'save';
+            const saved = await tx.query(sql.save, [
+              ...scopeParams(input.scope),
+              input.token,
+              decision.state,
+              ...responseParams(decision.response),
+              decision.retentionMs,
+            ]);
+            if (saved.rows.length !== 1) {
+              throw new OncelyError('lease_lost', 'oncely/postgres: the claimed record changed inside the transaction; nothing was committed');
+            }
+            phase = 'commit';
+            return { action: 'commit', value: decision.value };
+          });
+        } catch (error) {
+          // The handler's own error passes through unchanged; the rollback already undid the claim.
+          if (phase === 'work') throw error;
+          // Before the handler ran, a serialization conflict just means: start over on a fresh snapshot.
+          if (phase === 'claim' && isRetryableConflict(error) && attempt < CLAIM_ATTEMPTS) continue;
+          throw toStorageError(NAME, phase, error);
+        }
+      }
+    },
+
+    // The store opened nothing: the pool or PGlite instance belongs to the caller.
+    close: async () => undefined,
+  };
+}

@@ -1,0 +1,36 @@
+import type { Scope } from '@oncely/core';
+import pg from 'pg';
+
+/** The shared server the suites run against; never stopped, never dropped. */
+export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** A pool on the shared server. Idle-client errors (a terminated backend) are expected in some tests. */
+export function createPool(options: pg.PoolConfig = {}): pg.Pool {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 10, ...options });
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** A schema name no other run or engineer uses: every suite writes only inside its own. */
+export function uniqueSchema(label: string): string {
+  return `oncely_pg_${label}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** Drops a schema this run created. */
+export async function dropSchema(pool: pg.Pool, schema: string): Promise<void> {
+  await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+
+/** Reads a record's raw row behind the store's back, expired or not. */
+export async function rawRecord(
+  db: { query(text: string, params: unknown[]): Promise<{ rows: unknown[] }> },
+  table: string,
+  scope: Scope,
+): Promise<{ state: string; fence: number; lease_token: string | null; response_status: number | null } | undefined> {
+  const { rows } = await db.query(
+    `SELECT state, fence, lease_token, response_status FROM ${table}
+     WHERE tenant = $1 AND principal = $2 AND operation = $3 AND idempotency_key = $4`,
+    [scope.tenant, scope.principal, scope.operation, scope.key],
+  );
+  return rows[0] as { state: string; fence: number; lease_token: string | null; response_status: number | null } | undefined;
+}
