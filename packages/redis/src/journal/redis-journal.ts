@@ -1,0 +1,160 @@
+import {
+  assertValidOperationId,
+  type JournalEntry,
+  OncelyError,
+  type OperationJournal,
+  operationNotBegun,
+  resolveBegin,
+  resolveListUnresolved,
+  resolveOutcome,
+  resolvePurgeSettled,
+  toStorageError,
+} from '@oncely/core';
+import type { Cluster, Redis } from 'ioredis';
+import { journalKeys } from './journal-keys.js';
+import { toEntry } from './journal-reply.js';
+import { callJournalScript, registerJournalScripts } from './journal-scripts.js';
+
+/** Options of {@link redisJournal}. */
+export interface RedisJournalOptions {
+  /** An ioredis `Redis` or `Cluster` you own: the journal never closes it. */
+  readonly client: Redis | Cluster;
+  /** Names the journal's keys (`{<prefix>}:...`); no braces. Default `oncely:journal`. */
+  readonly prefix?: string;
+}
+
+/** The Redis journal. */
+export interface RedisJournal extends OperationJournal {
+  /** The prefix its keys are tagged with (`{<prefix>}:...`), for operators and raw inspection. */
+  readonly prefix: string;
+}
+
+/** Default journal prefix. */
+export const DEFAULT_JOURNAL_PREFIX = 'oncely:journal';
+
+/**
+ * An {@link OperationJournal} on Redis. One hash per operation and three sorted-set indexes (pending,
+ * unknown, settled) by last change; begin, attempt, outcome and unknown are each one Lua script, so
+ * one atomic round trip judged by the Redis server's clock. Listing and purging read an index in one
+ * script and the entries in a second round trip, re-checking what they read. Persistence is Redis's:
+ * run it with AOF (`appendfsync everysec` or `always`) if a journal entry must survive a Redis crash.
+ */
+export function redisJournal(options: RedisJournalOptions): RedisJournal {
+  const { client } = options;
+  if (!client || typeof client.defineCommand !== 'function' || typeof client.pipeline !== 'function') {
+    throw new OncelyError('invalid_option', 'oncely/redis: redisJournal needs an ioredis Redis or Cluster client');
+  }
+  const prefix = options.prefix ?? DEFAULT_JOURNAL_PREFIX;
+  const keys = journalKeys(prefix, client);
+  registerJournalScripts(client);
+
+  /** Every failure leaves as a StorageError (validation errors, raised before, stay as they are). */
+  const guard = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      throw toStorageError('redis', `journal ${operation}`, error);
+    }
+  };
+  const existing = (operationId: string, reply: unknown): JournalEntry => {
+    const entry = toEntry(reply);
+    if (!entry) throw operationNotBegun('redis', operationId);
+    return entry;
+  };
+  const flag = (value: string | undefined) => (value === undefined ? ['0', ''] : ['1', value]);
+
+  return {
+    name: 'redis',
+    prefix,
+    async begin(operationId, beginOptions) {
+      const { key, requestJson } = resolveBegin(operationId, beginOptions);
+      return guard('begin', async () => {
+        const reply = (await callJournalScript(client, 'begin', [keys.entry(operationId), keys.pending], [
+          operationId,
+          key,
+          ...flag(requestJson),
+        ])) as unknown[];
+        const kind = reply[0] === 'started' ? 'started' : 'resumed';
+        return { kind, entry: existing(operationId, reply.slice(1)) };
+      });
+    },
+    async get(operationId) {
+      assertValidOperationId(operationId);
+      return guard('get', async () => toEntry(await client.hgetall(keys.entry(operationId)).then(flatten)));
+    },
+    async recordAttempt(operationId) {
+      assertValidOperationId(operationId);
+      const reply = await guard('recordAttempt', () =>
+        callJournalScript(client, 'attempt', [keys.entry(operationId), keys.pending, keys.unknown], [operationId]),
+      );
+      return existing(operationId, reply);
+    },
+    async complete(operationId, outcome) {
+      assertValidOperationId(operationId);
+      const { state, dataJson } = resolveOutcome(outcome);
+      const reply = await guard('complete', () =>
+        callJournalScript(client, 'complete', [keys.entry(operationId), keys.pending, keys.unknown, keys.settled], [
+          operationId,
+          state,
+          ...flag(dataJson),
+        ]),
+      );
+      return existing(operationId, reply);
+    },
+    async markUnknown(operationId, lastError) {
+      assertValidOperationId(operationId);
+      const reply = await guard('markUnknown', () =>
+        callJournalScript(client, 'unknown', [keys.entry(operationId), keys.pending, keys.unknown], [
+          operationId,
+          ...flag(lastError === undefined ? undefined : String(lastError)),
+        ]),
+      );
+      return existing(operationId, reply);
+    },
+    async listUnresolved(listOptions) {
+      const { staleAfterMs, limit } = resolveListUnresolved(listOptions);
+      return guard('listUnresolved', async () => {
+        const [cutoff, ...pairs] = (await callJournalScript(client, 'unresolved', [keys.pending, keys.unknown], [
+          Math.floor(staleAfterMs),
+          limit,
+        ])) as string[];
+        const ids = pairs.filter((_, index) => index % 2 === 0);
+        const pipeline = client.pipeline();
+        for (const id of ids) pipeline.hgetall(keys.entry(id));
+        const replies = (await pipeline.exec()) ?? [];
+        const entries: JournalEntry[] = [];
+        for (const [error, fields] of replies) {
+          if (error) throw error;
+          const entry = toEntry(flatten(fields as Record<string, string>));
+          // An entry may have moved on between the two round trips: list only what still qualifies.
+          if (entry?.state === 'unknown' || (entry?.state === 'pending' && entry.updatedAt.getTime() <= Number(cutoff))) {
+            entries.push(entry);
+          }
+        }
+        return entries;
+      });
+    },
+    async purgeSettled(purgeOptions) {
+      const { olderThanMs, limit } = resolvePurgeSettled(purgeOptions);
+      return guard('purgeSettled', async () => {
+        const [cutoff, ...ids] = (await callJournalScript(client, 'settled', [keys.settled], [Math.floor(olderThanMs), limit])) as string[];
+        if (ids.length === 0) return 0;
+        const pipeline = client.pipeline();
+        for (const id of ids) void callJournalScript(pipeline, 'forget', [keys.entry(id), keys.settled], [id, cutoff!]);
+        const replies = (await pipeline.exec()) ?? [];
+        let deleted = 0;
+        for (const [error, reply] of replies) {
+          if (error) throw error;
+          deleted += Number(reply);
+        }
+        return deleted;
+      });
+    },
+    async close() {},
+  };
+}
+
+/** HGETALL answers an object; the scripts answer flat arrays. One shape for both. */
+function flatten(fields: Record<string, string>): string[] {
+  return Object.entries(fields ?? {}).flat();
+}
