@@ -8,7 +8,7 @@ import { deleteByPrefix, REDIS_URL, runPrefix } from '../servers/shared-server.j
 const client = new Redis(REDIS_URL);
 const prefix = runPrefix('crash');
 const store = redisStore({ client, prefix });
-const LEASE_MS = 1_000;
+const LEASE_MS = 2_000;
 const engine = createIdempotency({ store, leaseMs: LEASE_MS });
 const scopeOf = (key: string): Scope => ({ tenant: 'acme', principal: 'alice', operation: 'payments.create.v1', key });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -8,7 +8,7 @@ let primary: PrivateServer;
 let replica: PrivateServer;
 let client: Redis;
 let replicaClient: Redis;
-const wait = { replicas: 1, timeoutMs: 300 };
+const wait = { replicas: 1, timeoutMs: 1_000 };
 const scopeOf = (key: string): Scope => ({ tenant: 'acme', principal: '', operation: 'payments.create.v1', key });
 const request = (key: string) => ({ ...scopeOf(key), request: { amount: '10.00' } });
 

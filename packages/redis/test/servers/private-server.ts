@@ -68,6 +68,9 @@ export async function startPrivateServer(settings: readonly string[] = []): Prom
     await untilReady(port, child, () => output);
   };
   await launch();
+  // Even if the test process dies early, its servers do not outlive it.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
   const stop = async (signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL') => {
     const running = exited(child);
     child.kill(signal);
@@ -82,6 +85,7 @@ export async function startPrivateServer(settings: readonly string[] = []): Prom
     pause: () => child.kill('SIGSTOP'),
     resume: () => child.kill('SIGCONT'),
     async dispose() {
+      process.off('exit', killOnExit);
       child.kill('SIGCONT');
       await stop('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
