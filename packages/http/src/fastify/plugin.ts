@@ -67,6 +67,8 @@ function preHandlerFor(config: ContractConfig<FastifyRequest>): preHandlerAsyncH
       deliver = resolve;
       abort.signal.addEventListener('abort', () => reject(abort.signal.reason), { once: true });
     });
+    // Only a claimed request awaits the capture; an abort on any other path must not go unhandled.
+    captured.catch(() => undefined);
     const outcome = handleExchange(
       config,
       {

@@ -2,9 +2,16 @@ import { Readable } from 'node:stream';
 import type { Idempotency, IdempotencyStore } from '@oncely/core';
 import express, { type Request as ExpressRequest, type Response as ExpressResponse } from 'express';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
-import { expressIdempotency, expressIdempotencyContext } from '../../src/express.js';
-import { fastifyIdempotency, fastifyIdempotencyContext } from '../../src/fastify.js';
-import { type CallerScope, type IdempotencyContext, type IdempotencyHttpOptions, type ValidationResult, withIdempotency } from '../../src/index.js';
+import { expressIdempotency, expressIdempotencyContext, expressKeyLookup } from '../../src/express.js';
+import { fastifyIdempotency, fastifyIdempotencyContext, fastifyKeyLookup } from '../../src/fastify.js';
+import {
+  type CallerScope,
+  type IdempotencyContext,
+  type IdempotencyHttpOptions,
+  idempotencyKeyLookup,
+  type ValidationResult,
+  withIdempotency,
+} from '../../src/index.js';
 import { serveFetch } from './fetch-bridge.js';
 import { listen, type TestServer } from './listen.js';
 
@@ -43,11 +50,18 @@ export interface RouteSpec {
   handle(input: HandlerInput): Promise<NeutralResponse>;
 }
 
+/** The lookup endpoint a test server mounts at `GET /idempotency-keys/:key`. */
+export interface LookupSpec {
+  readonly operations: readonly string[];
+}
+
 /** One HTTP binding under test. */
 export interface Binding {
   readonly name: 'fetch' | 'express' | 'fastify';
-  serve(engine: Idempotency<IdempotencyStore>, routes: readonly RouteSpec[]): Promise<TestServer>;
+  serve(engine: Idempotency<IdempotencyStore>, routes: readonly RouteSpec[], lookup?: LookupSpec): Promise<TestServer>;
 }
+
+const LOOKUP_PREFIX = '/idempotency-keys/';
 
 /** The authenticated identity: `Authorization: Bearer tenant/principal` (a stand-in for real auth). */
 export function callerFrom(authorization: string | undefined): CallerScope {
@@ -112,7 +126,10 @@ function toFetchResponse(response: NeutralResponse): Response {
 
 const fetchBinding: Binding = {
   name: 'fetch',
-  serve(engine, routes) {
+  serve(engine, routes, lookup) {
+    const keyLookup = lookup
+      ? idempotencyKeyLookup({ engine, operations: lookup.operations, scope: (request) => callerFrom(request.headers.get('authorization') ?? undefined) })
+      : undefined;
     const handlers = new Map<string, (request: Request) => Promise<Response>>(
       routes.map((route) => {
         const handler = withIdempotency(
@@ -126,6 +143,10 @@ const fetchBinding: Binding = {
       }),
     );
     return serveFetch(async (request) => {
+      const { pathname } = new URL(request.url);
+      if (keyLookup && request.method === 'GET' && pathname.startsWith(LOOKUP_PREFIX)) {
+        return keyLookup(request, decodeURIComponent(pathname.slice(LOOKUP_PREFIX.length)));
+      }
       const handler = handlers.get(`${request.method} ${new URL(request.url).pathname}`);
       return handler ? handler(request) : new Response('not found', { status: 404 });
     });
@@ -158,8 +179,11 @@ function writeExpress(res: ExpressResponse, response: NeutralResponse): void {
 
 const expressBinding: Binding = {
   name: 'express',
-  serve(engine, routes) {
+  serve(engine, routes, lookup) {
     const app = express();
+    if (lookup) {
+      app.get(`${LOOKUP_PREFIX}:key`, expressKeyLookup({ engine, operations: lookup.operations, scope: (req) => callerFrom(req.headers.authorization) }));
+    }
     for (const route of routes) {
       const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
       app[method](
@@ -203,8 +227,12 @@ function sendFastify(reply: FastifyReply, response: NeutralResponse): FastifyRep
 
 const fastifyBinding: Binding = {
   name: 'fastify',
-  async serve(engine, routes) {
-    const app = Fastify();
+  async serve(engine, routes, lookup) {
+    // Fastify's default maxParamLength (100) would answer 414 for long keys before the lookup sees them.
+    const app = Fastify({ routerOptions: { maxParamLength: 1_000 } });
+    if (lookup) {
+      app.get(`${LOOKUP_PREFIX}:key`, fastifyKeyLookup({ engine, operations: lookup.operations, scope: (request) => callerFrom(request.headers.authorization) }));
+    }
     app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
     await app.register(fastifyIdempotency, {
       engine,
@@ -237,8 +265,9 @@ export async function withServer<T>(
   engine: Idempotency<IdempotencyStore>,
   routes: readonly RouteSpec[],
   body: (url: string) => Promise<T>,
+  lookup?: LookupSpec,
 ): Promise<T> {
-  const server = await binding.serve(engine, routes);
+  const server = await binding.serve(engine, routes, lookup);
   try {
     return await body(server.url);
   } finally {

@@ -57,10 +57,13 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
 }
 
 /**
- * A memory store whose `claim` or `complete` fails like a dropped connection: fault injection for
+ * A memory store whose `claim`, `complete` or `get` fails like a dropped connection: fault injection for
  * the fail-closed path (the real-server adapters run their own outage tests).
  */
-export function failingStore(inner: MemoryStore, failing: { readonly claim?: boolean; readonly complete?: boolean }): IdempotencyStore {
+export function failingStore(
+  inner: MemoryStore,
+  failing: { readonly claim?: boolean; readonly complete?: boolean; readonly get?: boolean },
+): IdempotencyStore {
   const outage = () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
   return {
     name: 'flaky-memory',
@@ -69,7 +72,7 @@ export function failingStore(inner: MemoryStore, failing: { readonly claim?: boo
     complete: (input) => (failing.complete ? outage() : inner.complete(input)),
     release: (input) => inner.release(input),
     extend: (input) => inner.extend(input),
-    get: (scope) => inner.get(scope),
+    get: (scope) => (failing.get ? outage() : inner.get(scope)),
     purgeExpired: (limit) => inner.purgeExpired(limit),
     close: () => inner.close(),
   };

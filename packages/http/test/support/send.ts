@@ -19,9 +19,11 @@ export interface Outgoing {
 /** Sends one HTTP/1.1 request on a fresh connection. */
 export function send(url: string, path: string, outgoing: Outgoing = {}): Promise<Received> {
   return new Promise((resolve, reject) => {
+    const length = outgoing.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(outgoing.body)) };
     const request = httpRequest(`${url}${path}`, {
       method: outgoing.method ?? 'POST',
-      headers: outgoing.headers as Record<string, string | string[]>,
+      // An explicit length: node:http would otherwise send a GET body unframed.
+      headers: { ...length, ...outgoing.headers } as Record<string, string | string[]>,
       agent: false,
     });
     request.on('error', reject);
