@@ -12,6 +12,7 @@ export type {
 } from './driver/postgres-db.js';
 export { type SqlConnection, type SqlDriver, sqlDriver, type TransactionEnd } from './driver/sql-driver.js';
 export { MAX_IDENTIFIER_BYTES, qualifiedName, type QuotedIdentifier, quoteIdentifier } from './identifiers/identifier.js';
+export { DEFAULT_JOURNAL_TABLE, type PostgresJournal, type PostgresJournalOptions, postgresJournal } from './journal/postgres-journal.js';
 export { migrate } from './migrate/migrate.js';
 export { type MigrateOptions, type Migration, migrations } from './migrate/migrations.js';
 export { DEFAULT_TABLE, type PostgresStore, type PostgresStoreOptions, postgresStore } from './store/postgres-store.js';
