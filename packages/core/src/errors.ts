@@ -22,7 +22,7 @@ export type OncelyErrorCode =
   | 'circuit_open'
   | 'invalid_event'
   | 'outbox_sequence_conflict'
-  | 'relay_state'
+  | 'invalid_state'
   | 'publish_aborted'
   | 'invalid_operation_id'
   | 'operation_not_begun'

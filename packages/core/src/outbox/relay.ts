@@ -28,7 +28,7 @@ export interface Relay {
   /** The lease owner name this relay claims under. */
   readonly id: string;
   readonly status: RelayStatus;
-  /** Starts the loop in the background; events report what it does. Throws `relay_state` unless idle. */
+  /** Starts the loop in the background; events report what it does. Throws `invalid_state` unless idle. */
   start(): void;
   /**
    * Stops gracefully: the batch in flight finishes (published events are marked, failed ones
@@ -38,7 +38,7 @@ export interface Relay {
   stop(options?: { readonly timeoutMs?: number }): Promise<void>;
   /**
    * One round without the loop, for tests, cron jobs and serverless functions: claim, publish, mark.
-   * Storage failures reject with a `StorageError`. Throws `relay_state` unless the relay is idle.
+   * Storage failures reject with a `StorageError`. Throws `invalid_state` unless the relay is idle.
    */
   runOnce(): Promise<RelayBatch>;
 }
@@ -302,7 +302,7 @@ export function createRelay(options: RelayOptions): Relay {
       return status;
     },
     start() {
-      if (status !== 'idle') throw new OncelyError('relay_state', `oncely: relay ${id} is ${status}; start() needs an idle relay`);
+      if (status !== 'idle') throw new OncelyError('invalid_state', `oncely: relay ${id} is ${status}; start() needs an idle relay`);
       status = 'running';
       emit({ type: 'relay_started' });
       loopDone = loop();
@@ -321,7 +321,7 @@ export function createRelay(options: RelayOptions): Relay {
       await loopDone;
     },
     async runOnce() {
-      if (status !== 'idle') throw new OncelyError('relay_state', `oncely: relay ${id} is ${status}; runOnce() needs an idle relay`);
+      if (status !== 'idle') throw new OncelyError('invalid_state', `oncely: relay ${id} is ${status}; runOnce() needs an idle relay`);
       return cycle(() => false);
     },
   };

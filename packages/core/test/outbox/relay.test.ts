@@ -410,7 +410,7 @@ describe('relay: loop, stop and observability', () => {
     }
     const relay = createRelay(base);
     relay.start();
-    expect(() => relay.start()).toThrow(expect.objectContaining({ code: 'relay_state' }));
+    expect(() => relay.start()).toThrow(expect.objectContaining({ code: 'invalid_state' }));
     return relay.stop();
   });
 });

@@ -1,0 +1,323 @@
+import {
+  assertIdentifier,
+  type BackoffOptions,
+  type Clock,
+  type EventListener,
+  fullJitter,
+  type InboxOutcome,
+  OncelyError,
+  type OutboxEvent,
+  systemClock,
+  toStorageError,
+} from '@oncely/core';
+import type { Cluster, Redis } from 'ioredis';
+import type { ConsumerStage, StreamConsumerEvent } from './consumer-events.js';
+import { parseStreamEntry } from './stream-entry.js';
+
+/** Where an event came from, for handlers that log or trace. */
+export interface StreamDelivery {
+  readonly stream: string;
+  readonly entryId: string;
+  readonly group: string;
+  readonly consumer: string;
+}
+
+/**
+ * Applies one event and says whether it was new. Run your inbox in it:
+ * `(event) => db.transaction((tx) => inbox.process(tx, { consumer: 'billing', eventId: event.eventId }, apply))`.
+ * Throwing leaves the entry pending: it is retried, before any later entry of its stream.
+ */
+export type StreamHandler = (event: OutboxEvent, delivery: StreamDelivery) => Promise<InboxOutcome>;
+
+/** Options of {@link redisStreamConsumer}. */
+export interface RedisStreamConsumerOptions {
+  /** An ioredis `Redis` or `Cluster`; the consumer reads on its own duplicate connection (blocking reads) and closes only that. */
+  readonly client: Redis | Cluster;
+  /** The stream or streams to read. Give each stream one live consumer if its aggregates need their order kept. */
+  readonly stream: string | readonly string[];
+  /** The consumer group, usually the consuming service (`billing`); created if missing. */
+  readonly group: string;
+  /** This reader's name in the group. Reuse it after a restart to finish its own pending entries first. */
+  readonly consumer: string;
+  readonly handle: StreamHandler;
+  /** Most entries read per call (default 50). */
+  readonly batchSize?: number;
+  /** How long one read blocks waiting for new entries (default 1 000 ms). */
+  readonly blockMs?: number;
+  /** Entries pending this long with another consumer are taken over with XAUTOCLAIM (default 30 000 ms). */
+  readonly claimIdleMs?: number;
+  /** How often XAUTOCLAIM looks for such entries (default 5 000 ms). */
+  readonly claimIntervalMs?: number;
+  /** Where a newly created group starts: `0` reads the stream's history (default), `$` only new entries. */
+  readonly startId?: '0' | '$';
+  /** Pause after a handler or Redis failure: `fullJitter(failures in a row - 1)` (default base 100 ms, cap 30 000 ms). */
+  readonly backoff?: BackoffOptions;
+  readonly clock?: Clock;
+  readonly random?: () => number;
+  readonly onEvent?: EventListener<StreamConsumerEvent>;
+}
+
+/** A consumer-group reader; see {@link redisStreamConsumer}. */
+export interface RedisStreamConsumer {
+  readonly group: string;
+  readonly consumer: string;
+  readonly status: 'idle' | 'running' | 'stopping' | 'stopped';
+  /** Opens the connection and creates the group(s), then reads in the background. Rejects if that setup fails. */
+  start(): Promise<void>;
+  /** Lets the handler in flight finish and acknowledges it, interrupts a blocked read, closes the connection. */
+  stop(): Promise<void>;
+}
+
+/** One entry as a read returned it. */
+interface RawEntry {
+  readonly stream: string;
+  readonly id: string;
+  readonly fields: readonly string[] | null;
+}
+
+type StreamReply = [stream: string, entries: [id: string, fields: string[] | null][]][] | null;
+/** How handling one stream's share of a batch ended. */
+type StreamResult =
+  | { readonly kind: 'handled'; readonly ack: readonly string[] }
+  | { readonly kind: 'failed'; readonly ack: readonly string[]; readonly retryInMs: number };
+type EventBody = StreamConsumerEvent extends infer E ? (E extends unknown ? Omit<E, 'at' | 'group' | 'consumer'> : never) : never;
+
+const MAX_EXPONENT = 30;
+const ignore = () => undefined;
+
+function positive(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new OncelyError('invalid_option', `oncely/redis: ${name} must be a positive integer, got ${value}`);
+  }
+  return value;
+}
+
+/**
+ * Reads events from Redis streams as one consumer of a consumer group and acknowledges each entry
+ * only after `handle` resolved, so an entry whose consumer died is never lost: the same consumer
+ * re-reads its own pending entries first when it restarts, and any consumer of the group takes over
+ * entries left pending longer than `claimIdleMs` with `XAUTOCLAIM`. Delivery is therefore
+ * at-least-once; `handle` runs the inbox, which turns a redelivery into `duplicate` (acknowledged,
+ * not applied again), for an effectively-once effect on the state the inbox's transaction covers.
+ *
+ * Entries of one stream are handled one at a time in stream order, and a failing entry holds back
+ * the later entries of its stream until it succeeds, so an aggregate's events (routed to one
+ * stream by the publisher) are applied in `aggregateSeq` order, as long as one consumer reads that
+ * stream at a time.
+ */
+export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisStreamConsumer {
+  const { client, group, consumer, handle, clock = systemClock, random = Math.random } = options;
+  if (!client || typeof client.duplicate !== 'function') {
+    throw new OncelyError('invalid_option', 'oncely/redis: redisStreamConsumer needs an ioredis Redis or Cluster client');
+  }
+  if (typeof handle !== 'function') throw new OncelyError('invalid_option', 'oncely/redis: redisStreamConsumer needs a handle function');
+  const streams = typeof options.stream === 'string' ? [options.stream] : [...options.stream];
+  if (streams.length === 0 || new Set(streams).size !== streams.length) {
+    throw new OncelyError('invalid_option', 'oncely/redis: stream must name at least one stream, each once');
+  }
+  for (const stream of streams) assertIdentifier('invalid_option', 'stream', stream);
+  assertIdentifier('invalid_option', 'group', group);
+  assertIdentifier('invalid_option', 'consumer', consumer);
+  const batchSize = positive('batchSize', options.batchSize ?? 50);
+  const blockMs = positive('blockMs', options.blockMs ?? 1_000);
+  const claimIdleMs = positive('claimIdleMs', options.claimIdleMs ?? 30_000);
+  const claimIntervalMs = positive('claimIntervalMs', options.claimIntervalMs ?? 5_000);
+  const startId = options.startId ?? '0';
+  const backoff = options.backoff ?? { baseMs: 100, capMs: 30_000 };
+  fullJitter(0, backoff, () => 0);
+
+  let status: RedisStreamConsumer['status'] = 'idle';
+  let connection: Redis | Cluster | undefined;
+  let loopDone: Promise<void> | undefined;
+  let blocked = false;
+  const wake = new AbortController();
+  const attempts = new Map<string, number>();
+  const running = () => status === 'running';
+  // The Redis command in progress, so a failure can say where it happened.
+  let stage: ConsumerStage = 'read';
+  const emit = (body: EventBody) => {
+    try {
+      options.onEvent?.({ at: clock.now(), group, consumer, ...body } as StreamConsumerEvent);
+    } catch {
+      // A failing metrics sink must not stop the consumer.
+    }
+  };
+
+  async function redis<T>(at: ConsumerStage, call: () => Promise<T>): Promise<T> {
+    stage = at;
+    try {
+      return await call();
+    } catch (error) {
+      throw toStorageError('redis', `stream ${at}`, error);
+    }
+  }
+
+  const flatten = (reply: StreamReply): RawEntry[] =>
+    (reply ?? []).flatMap(([stream, entries]) => entries.map(([id, fields]) => ({ stream, id, fields })));
+
+  /** Entries delivered to this consumer name earlier and never acknowledged: a restart resumes here. */
+  async function readOwnPending(conn: Redis | Cluster): Promise<RawEntry[]> {
+    const reply = await redis('read', () =>
+      conn.xreadgroup('GROUP', group, consumer, 'COUNT', batchSize, 'STREAMS', ...streams, ...streams.map(() => '0')),
+    );
+    return flatten(reply as StreamReply);
+  }
+
+  async function readNew(conn: Redis | Cluster): Promise<RawEntry[]> {
+    blocked = true;
+    try {
+      const reply = await redis('read', () =>
+        conn.xreadgroup('GROUP', group, consumer, 'COUNT', batchSize, 'BLOCK', blockMs, 'STREAMS', ...streams, ...streams.map(() => '>')),
+      );
+      return flatten(reply as StreamReply);
+    } finally {
+      blocked = false;
+    }
+  }
+
+  /** One XAUTOCLAIM page per stream; `done` once every stream's scan wrapped around. */
+  async function reclaim(conn: Redis | Cluster, cursors: Map<string, string>): Promise<{ entries: RawEntry[]; done: boolean }> {
+    const entries: RawEntry[] = [];
+    for (const stream of streams) {
+      const reply = (await redis('claim', () =>
+        conn.xautoclaim(stream, group, consumer, claimIdleMs, cursors.get(stream) ?? '0-0', 'COUNT', batchSize),
+      )) as [string, [string, string[] | null][]];
+      const [next, claimed] = reply;
+      cursors.set(stream, next);
+      if (claimed.length > 0) emit({ type: 'stream_reclaimed', stream, count: claimed.length });
+      for (const [id, fields] of claimed) entries.push({ stream, id, fields });
+    }
+    return { entries, done: [...cursors.values()].every((cursor) => cursor === '0-0') };
+  }
+
+  /** Handles a stream's entries in order and stops at the first failure: later entries must wait for it. */
+  async function handleStream(stream: string, entries: readonly RawEntry[]): Promise<StreamResult> {
+    const ack: string[] = [];
+    for (const entry of entries) {
+      const parsed = parseStreamEntry(entry.fields);
+      if (parsed.kind === 'malformed') {
+        emit({ type: 'stream_malformed', stream, entryId: entry.id, problem: parsed.problem, fields: parsed.fields });
+        ack.push(entry.id);
+        continue;
+      }
+      const { event } = parsed;
+      // Entry ids are unique per stream only: two streams can hold the same id.
+      const key = `${stream}\u0000${entry.id}`;
+      try {
+        const outcome = await handle(event, { stream, entryId: entry.id, group, consumer });
+        if (outcome !== 'processed' && outcome !== 'duplicate') {
+          throw new OncelyError('invalid_option', `oncely/redis: the handler must resolve 'processed' or 'duplicate', got ${String(outcome)}`);
+        }
+        attempts.delete(key);
+        ack.push(entry.id);
+        const type = outcome === 'processed' ? 'stream_processed' : 'stream_duplicate';
+        emit({ type, stream, entryId: entry.id, eventId: event.eventId, eventType: event.eventType });
+      } catch (error) {
+        const attempt = (attempts.get(key) ?? 0) + 1;
+        attempts.set(key, attempt);
+        const retryInMs = fullJitter(Math.min(attempt - 1, MAX_EXPONENT), backoff, random);
+        emit({ type: 'stream_handler_failed', stream, entryId: entry.id, eventId: event.eventId, attempt, retryInMs, error });
+        return { kind: 'failed', ack, retryInMs };
+      }
+    }
+    return { kind: 'handled', ack };
+  }
+
+  /** Handles a batch stream by stream and acknowledges what went through; resolves the pause a failure asks for, or 0. */
+  async function handleBatch(conn: Redis | Cluster, entries: readonly RawEntry[]): Promise<number> {
+    let pauseMs = 0;
+    for (const stream of streams) {
+      const own = entries.filter((entry) => entry.stream === stream);
+      if (own.length === 0) continue;
+      const result = await handleStream(stream, own);
+      if (result.ack.length > 0) await redis('ack', () => conn.xack(stream, group, ...result.ack));
+      if (result.kind === 'failed') pauseMs = Math.max(pauseMs, result.retryInMs, 1);
+    }
+    return pauseMs;
+  }
+
+  async function createGroup(conn: Redis | Cluster, stream: string): Promise<void> {
+    try {
+      await conn.xgroup('CREATE', stream, group, startId, 'MKSTREAM');
+    } catch (error) {
+      // BUSYGROUP: the group exists already, the normal case after the first start.
+      if (error instanceof Error && error.message.startsWith('BUSYGROUP')) return;
+      throw toStorageError('redis', 'stream group', error);
+    }
+  }
+
+  async function loop(conn: Redis | Cluster): Promise<void> {
+    let ownPending = true;
+    let claimAt = clock.now();
+    let failures = 0;
+    const cursors = new Map<string, string>();
+    while (running()) {
+      try {
+        let entries: RawEntry[];
+        if (ownPending) {
+          entries = await readOwnPending(conn);
+          if (entries.length === 0) ownPending = false;
+        } else if (clock.now() >= claimAt) {
+          const page = await reclaim(conn, cursors);
+          entries = page.entries;
+          if (page.done) claimAt = clock.now() + claimIntervalMs;
+        } else {
+          entries = await readNew(conn);
+        }
+        failures = 0;
+        if (entries.length === 0) continue;
+        const pauseMs = await handleBatch(conn, entries);
+        if (pauseMs > 0) {
+          // The failed entry and those after it are still pending to us: re-read them, in order.
+          ownPending = true;
+          await clock.sleep(pauseMs, wake.signal).catch(ignore);
+        }
+      } catch (error) {
+        if (!running()) break;
+        failures += 1;
+        const retryInMs = fullJitter(Math.min(failures - 1, MAX_EXPONENT), backoff, random);
+        emit({ type: 'consumer_error', stage, error, retryInMs });
+        ownPending = true;
+        await clock.sleep(retryInMs, wake.signal).catch(ignore);
+      }
+    }
+  }
+
+  return {
+    group,
+    consumer,
+    get status() {
+      return status;
+    },
+    async start() {
+      if (status !== 'idle') throw new OncelyError('invalid_state', `oncely/redis: consumer ${consumer} is ${status}; start() needs an idle consumer`);
+      status = 'running';
+      const conn = client.duplicate();
+      connection = conn;
+      try {
+        for (const stream of streams) await createGroup(conn, stream);
+      } catch (error) {
+        status = 'stopped';
+        conn.disconnect();
+        throw error;
+      }
+      emit({ type: 'consumer_started' });
+      loopDone = loop(conn);
+    },
+    async stop() {
+      if (status === 'idle') status = 'stopped';
+      if (status === 'running') {
+        status = 'stopping';
+        wake.abort();
+        // A blocked XREADGROUP cannot be cancelled; closing the connection ends it. Entries it had
+        // been handed stay pending to this consumer name and are read again, never lost.
+        if (blocked) connection?.disconnect();
+        await loopDone;
+        await connection?.quit().catch(() => connection?.disconnect());
+        status = 'stopped';
+        emit({ type: 'consumer_stopped' });
+      }
+      await loopDone;
+    },
+  };
+}

@@ -1,0 +1,205 @@
+import type { OutboxEvent } from '@oncely/core';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { type RedisStreamConsumer, type RedisStreamConsumerOptions, redisStreamConsumer, redisStreamPublisher } from '../../src/index.js';
+import { cleanUp, connect, eventOf, ledger, pendingCount, recorder, streamPrefix, until } from './stream-fixtures.js';
+
+const client = connect();
+const prefix = streamPrefix();
+const signal = new AbortController().signal;
+const running: RedisStreamConsumer[] = [];
+let streams = 0;
+const newStream = () => `${prefix}s${++streams}`;
+
+const publish = (stream: string, events: readonly OutboxEvent[]) => redisStreamPublisher({ client, stream }).publish(events, signal);
+
+async function startConsumer(options: Omit<RedisStreamConsumerOptions, 'client'>) {
+  const consumer = redisStreamConsumer({ client, blockMs: 200, backoff: { baseMs: 10, capMs: 50 }, ...options });
+  running.push(consumer);
+  await consumer.start();
+  return consumer;
+}
+
+/** Delivers entries to `consumer` as XREADGROUP does, then forgets them: a consumer that died mid-batch. */
+async function deliverAndDie(stream: string, group: string, consumer: string, count: number) {
+  await client.xgroup('CREATE', stream, group, '0', 'MKSTREAM').catch(() => undefined);
+  await client.xreadgroup('GROUP', group, consumer, 'COUNT', count, 'STREAMS', stream, '>');
+}
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((consumer) => consumer.stop()));
+});
+
+afterAll(async () => {
+  await cleanUp(client, prefix);
+  await client.quit();
+});
+
+describe('redisStreamConsumer', () => {
+  it('applies every entry in stream order and acknowledges each one only after its handler resolved', async () => {
+    const stream = newStream();
+    const events = [eventOf('a', 1), eventOf('a', 2), eventOf('b', 1)];
+    await publish(stream, events);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const { applied, handle } = ledger();
+    await startConsumer({
+      stream,
+      group: 'billing',
+      consumer: 'c1',
+      handle: async (event, delivery) => {
+        await gate;
+        return handle(event, delivery);
+      },
+    });
+    await until(async () => (await pendingCount(client, stream, 'billing')) === 3);
+    expect(applied).toEqual([]);
+    open();
+    await until(async () => (await pendingCount(client, stream, 'billing')) === 0);
+    expect(applied.map((event) => event.eventId)).toEqual(events.map((event) => event.eventId));
+  });
+
+  it('a redelivered event is acknowledged as a duplicate and not applied again', async () => {
+    const stream = newStream();
+    const event = eventOf('a', 1);
+    await publish(stream, [event, event]);
+    const { applied, handle } = ledger();
+    const { events, onEvent } = recorder();
+    await startConsumer({ stream, group: 'billing', consumer: 'c1', handle, onEvent });
+    await until(() => events.some((e) => e.type === 'stream_duplicate'));
+    expect(applied).toHaveLength(1);
+    expect(await pendingCount(client, stream, 'billing')).toBe(0);
+    expect(events.filter((e) => e.type === 'stream_duplicate')).toEqual([
+      expect.objectContaining({ group: 'billing', consumer: 'c1', eventId: event.eventId }),
+    ]);
+  });
+
+  it('a failing handler holds back the later entries of its stream, not of other streams, and is retried', async () => {
+    const slow = newStream();
+    const fast = newStream();
+    const [first, second] = [eventOf('a', 1), eventOf('a', 2)];
+    const other = eventOf('z', 1);
+    await publish(slow, [first, second]);
+    await publish(fast, [other]);
+    let refusals = 2;
+    const { applied, handle } = ledger((event) => event.eventId === first.eventId && refusals-- > 0);
+    const { events, onEvent } = recorder();
+    await startConsumer({ stream: [slow, fast], group: 'g', consumer: 'c1', handle, onEvent });
+    await until(() => applied.length === 3);
+    const ids = applied.map((event) => event.eventId);
+    expect(ids.indexOf(first.eventId)).toBeLessThan(ids.indexOf(second.eventId));
+    expect(ids.indexOf(other.eventId)).toBeLessThan(ids.indexOf(first.eventId));
+    const failures = events.flatMap((e) => (e.type === 'stream_handler_failed' ? [[e.eventId, e.attempt]] : []));
+    expect(failures).toEqual([
+      [first.eventId, 1],
+      [first.eventId, 2],
+    ]);
+    expect(await pendingCount(client, slow, 'g')).toBe(0);
+  });
+
+  it('a restarted consumer finishes its own pending entries first, in order', async () => {
+    const stream = newStream();
+    const events = [1, 2, 3, 4, 5].map((seq) => eventOf('a', seq));
+    await publish(stream, events.slice(0, 3));
+    await deliverAndDie(stream, 'g', 'worker-1', 3);
+    await publish(stream, events.slice(3));
+    const { applied, handle } = ledger();
+    await startConsumer({ stream, group: 'g', consumer: 'worker-1', handle, claimIdleMs: 600_000 });
+    await until(() => applied.length === 5);
+    expect(applied.map((event) => event.aggregateSeq)).toEqual([1, 2, 3, 4, 5]);
+    expect(await pendingCount(client, stream, 'g')).toBe(0);
+  });
+
+  it('takes over with XAUTOCLAIM what a dead consumer left pending longer than claimIdleMs', async () => {
+    const stream = newStream();
+    const events = [eventOf('a', 1), eventOf('b', 1), eventOf('c', 1)];
+    await publish(stream, events);
+    await deliverAndDie(stream, 'g', 'dead', 3);
+    const { applied, handle } = ledger();
+    const { events: seen, onEvent } = recorder();
+    await startConsumer({ stream, group: 'g', consumer: 'survivor', handle, claimIdleMs: 300, claimIntervalMs: 100, onEvent });
+    await until(() => applied.length === 3);
+    expect(new Set(applied.map((event) => event.eventId))).toEqual(new Set(events.map((event) => event.eventId)));
+    expect(seen.filter((e) => e.type === 'stream_reclaimed').reduce((sum, e) => sum + (e.type === 'stream_reclaimed' ? e.count : 0), 0)).toBe(3);
+    const [, , , owners] = (await client.xpending(stream, 'g')) as [number, string | null, string | null, [string, string][] | null];
+    expect(owners).toBeNull();
+  });
+
+  it('acknowledges, reports and skips entries that are not oncely events', async () => {
+    const stream = newStream();
+    await client.xadd(stream, '*', 'foo', 'bar');
+    const event = eventOf('a', 1);
+    await publish(stream, [event]);
+    const { applied, handle } = ledger();
+    const { events, onEvent } = recorder();
+    await startConsumer({ stream, group: 'g', consumer: 'c1', handle, onEvent });
+    await until(() => applied.length === 1);
+    expect(events.find((e) => e.type === 'stream_malformed')).toMatchObject({ problem: 'missing_field', fields: { foo: 'bar' } });
+    expect(await pendingCount(client, stream, 'g')).toBe(0);
+  });
+
+  it('a handler answering something else than processed or duplicate counts as a failure', async () => {
+    const stream = newStream();
+    await publish(stream, [eventOf('a', 1)]);
+    const { events, onEvent } = recorder();
+    await startConsumer({ stream, group: 'g', consumer: 'c1', handle: async () => 'done' as never, onEvent });
+    await until(() => events.some((e) => e.type === 'stream_handler_failed'));
+    expect(await pendingCount(client, stream, 'g')).toBe(1);
+  });
+
+  it('stop() lets the handler in flight finish and acknowledges its entry', async () => {
+    const stream = newStream();
+    await publish(stream, [eventOf('a', 1)]);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let entered = false;
+    const { applied, handle } = ledger();
+    const consumer = await startConsumer({
+      stream,
+      group: 'g',
+      consumer: 'c1',
+      handle: async (event, delivery) => {
+        entered = true;
+        await gate;
+        return handle(event, delivery);
+      },
+    });
+    await until(() => entered);
+    const stopped = consumer.stop();
+    expect(consumer.status).toBe('stopping');
+    open();
+    await stopped;
+    expect(consumer.status).toBe('stopped');
+    expect(applied).toHaveLength(1);
+    expect(await pendingCount(client, stream, 'g')).toBe(0);
+  });
+
+  it('stop() ends a blocked read, and entries added later wait for the next consumer', async () => {
+    const stream = newStream();
+    const { events, onEvent } = recorder();
+    const first = await startConsumer({ stream, group: 'g', consumer: 'c1', handle: ledger().handle, blockMs: 600_000, onEvent });
+    await until(() => events.some((e) => e.type === 'consumer_started'));
+    await first.stop();
+    expect(first.status).toBe('stopped');
+    const event = eventOf('a', 1);
+    await publish(stream, [event]);
+    const { applied, handle } = ledger();
+    await startConsumer({ stream, group: 'g', consumer: 'c1', handle });
+    await until(() => applied.length === 1);
+    expect(applied[0]!.eventId).toBe(event.eventId);
+  });
+
+  it('start() rejects with a StorageError when the stream key holds something else', async () => {
+    const stream = newStream();
+    await client.set(stream, 'not a stream');
+    const consumer = redisStreamConsumer({ client, stream, group: 'g', consumer: 'c1', handle: ledger().handle });
+    await expect(consumer.start()).rejects.toMatchObject({ code: 'storage_error' });
+    expect(consumer.status).toBe('stopped');
+  });
+
+  it('refuses options it cannot read with', () => {
+    const base = { client, stream: 's', group: 'g', consumer: 'c', handle: ledger().handle };
+    for (const bad of [{ stream: [] }, { stream: ['a', 'a'] }, { group: '' }, { consumer: 'x\ny' }, { batchSize: 0 }, { handle: 1 }]) {
+      expect(() => redisStreamConsumer({ ...base, ...bad } as never)).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+    }
+  });
+});
