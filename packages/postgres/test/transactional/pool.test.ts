@@ -1,0 +1,167 @@
+import { createIdempotency, type IdempotentResponse } from '@oncely/core';
+import { uniqueKey } from '@oncely/testkit';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate, type PostgresDb, postgresStore } from '../../src/index.js';
+import { charge, chargeHandler, createBusinessTables, ledger, openAccount } from '../support/business.js';
+import { countingPool, kinds } from '../support/counting-pool.js';
+import { createPool, dropSchema, rawRecord, uniqueSchema } from '../support/database.js';
+import { blockedOnLock, gate } from '../support/wait.js';
+import { transactionalBehaviours } from './behaviours.js';
+
+const pool = createPool();
+const schema = uniqueSchema('tx_pool');
+const extraPools: pg.Pool[] = [];
+
+/** A pool whose backends carry `name`, so a test can see them wait in pg_stat_activity. */
+const namedPool = (name: string, options: pg.PoolConfig = {}) => {
+  const named = createPool({ max: 3, application_name: name, ...options });
+  extraPools.push(named);
+  return named;
+};
+
+beforeAll(async () => {
+  await migrate(pool, { schema });
+  await createBusinessTables(pool, schema);
+});
+afterAll(async () => {
+  await Promise.all(extraPools.map((extra) => extra.end()));
+  await dropSchema(pool, schema);
+  await pool.end();
+});
+
+transactionalBehaviours('pg.Pool', () => ({ db: pool, schema }));
+
+/** Two engines on separate pools racing for one key; the first is held inside its transaction. */
+async function race(waiterPool: PostgresDb, options: { lockTimeoutMs?: number } = {}) {
+  const account = uniqueKey('acct');
+  await openAccount(pool, schema, account, 100);
+  const key = uniqueKey('race');
+  const request = { tenant: 'acme', operation: 'charges.create.v1', key, request: { account, amount: 10 } };
+  const first = createIdempotency({ store: postgresStore({ db: pool, schema }) });
+  const second = createIdempotency({ store: postgresStore({ db: waiterPool, schema, ...options }) });
+  const inside = gate();
+  const proceed = gate();
+  const held = (outcome: 'commit' | 'throw') =>
+    first.runInTransaction(request, async (context): Promise<IdempotentResponse> => {
+      const response = await chargeHandler(schema, account, 10)(context);
+      inside.open();
+      await proceed.opened;
+      if (outcome === 'throw') throw new Error('first attempt crashed');
+      return response;
+    });
+  const books = () => ledger(pool, schema, account);
+  return { request, second, inside, proceed, held, books, account };
+}
+
+describe('pg.Pool: transactional mode under concurrency', () => {
+  it('a concurrent duplicate waits on the key, then replays the committed result', async () => {
+    const waiter = namedPool('oncely-tx-waiter');
+    const { request, second, inside, proceed, held, books, account } = await race(waiter);
+    const first = held('commit');
+    await inside.opened;
+    const duplicate = second.runInTransaction(request, chargeHandler(schema, account, 10));
+    await blockedOnLock(pool, 'oncely-tx-waiter');
+    proceed.open();
+    const [executed, replayed] = await Promise.all([first, duplicate]);
+    expect(executed.kind).toBe('executed');
+    expect(replayed).toEqual({ kind: 'replayed', state: 'succeeded', response: executed.kind === 'executed' && executed.response });
+    expect(await books()).toEqual({ charges: 1, amounts: [10], balance: 90 });
+  });
+
+  it('when the first transaction rolls back, the waiting duplicate executes', async () => {
+    const waiter = namedPool('oncely-tx-rollback-waiter');
+    const { request, second, inside, proceed, held, books, account } = await race(waiter);
+    const first = held('throw').catch((error: Error) => error.message);
+    await inside.opened;
+    const duplicate = second.runInTransaction(request, chargeHandler(schema, account, 10));
+    await blockedOnLock(pool, 'oncely-tx-rollback-waiter');
+    proceed.open();
+    expect(await first).toBe('first attempt crashed');
+    expect((await duplicate).kind).toBe('executed');
+    expect(await books()).toEqual({ charges: 1, amounts: [10], balance: 90 });
+  });
+
+  it('lockTimeoutMs: a duplicate that would wait longer answers in_progress and writes nothing', async () => {
+    const waiter = namedPool('oncely-tx-impatient');
+    const { request, second, inside, proceed, held, books, account } = await race(waiter, { lockTimeoutMs: 50 });
+    const first = held('commit');
+    await inside.opened;
+    const impatient = await second.runInTransaction(request, chargeHandler(schema, account, 10));
+    expect(impatient.kind).toBe('in_progress');
+    proceed.open();
+    await first;
+    expect(await books()).toEqual({ charges: 1, amounts: [10], balance: 90 });
+  });
+
+  it("lockTimeoutMs bounds only the claim: the handler's own statements keep the session's lock_timeout", async () => {
+    const { request, inside, proceed, books, account } = await race(pool);
+    const bounded = createIdempotency({ store: postgresStore({ db: pool, schema, lockTimeoutMs: 50 }) });
+    let seen: string | undefined;
+    const result = bounded.runInTransaction(request, async ({ tx }) => {
+      seen = (await tx.query<{ lock_timeout: string }>('SHOW lock_timeout')).rows[0]?.lock_timeout;
+      inside.open();
+      await proceed.opened;
+      await charge(tx, schema, account, 10);
+      return { status: 201 };
+    });
+    await inside.opened;
+    proceed.open();
+    expect((await result).kind).toBe('executed');
+    expect(seen).toBe((await pool.query('SHOW lock_timeout')).rows[0].lock_timeout);
+    expect((await books()).charges).toBe(1);
+  });
+
+  for (const isolation of ['repeatable read', 'serializable']) {
+    it(`under ${isolation.toUpperCase()} a waiting duplicate restarts on the serialization failure and replays`, async () => {
+      const name = `oncely-tx-${isolation.replace(' ', '-')}`;
+      const waiter = namedPool(name, { options: `-c default_transaction_isolation=${isolation.replace(' ', '\\ ')}` });
+      const { request, second, inside, proceed, held, books, account } = await race(waiter);
+      const first = held('commit');
+      await inside.opened;
+      const duplicate = second.runInTransaction(request, chargeHandler(schema, account, 10));
+      await blockedOnLock(pool, name);
+      proceed.open();
+      await first;
+      expect((await duplicate).kind).toBe('replayed');
+      expect(await books()).toEqual({ charges: 1, amounts: [10], balance: 90 });
+    });
+  }
+
+  it('a record a lease-mode attempt holds is in_progress for a transactional attempt, which writes nothing', async () => {
+    const account = uniqueKey('acct');
+    await openAccount(pool, schema, account, 100);
+    const engine = createIdempotency({ store: postgresStore({ db: pool, schema }) });
+    const request = { tenant: 'acme', operation: 'charges.create.v1', key: uniqueKey('mixed'), request: { account, amount: 10 } };
+    const leaseHeld = gate();
+    const finish = gate();
+    const leased = engine.run(request, async () => {
+      leaseHeld.open();
+      await finish.opened;
+      return { status: 201 };
+    });
+    await leaseHeld.opened;
+    expect((await engine.runInTransaction(request, chargeHandler(schema, account, 10))).kind).toBe('in_progress');
+    finish.open();
+    await leased;
+    expect((await ledger(pool, schema, account)).charges).toBe(0);
+  });
+});
+
+describe('pg.Pool: statements added to the business transaction', () => {
+  it('a first request adds exactly the claim and the saved result; a replay is BEGIN, claim, ROLLBACK', async () => {
+    const account = uniqueKey('acct');
+    await openAccount(pool, schema, account, 100);
+    const counted = countingPool(pool);
+    const engine = createIdempotency({ store: postgresStore({ db: counted, schema }) });
+    const request = { tenant: 'acme', operation: 'charges.create.v1', key: uniqueKey('count'), request: { account, amount: 10 } };
+    await engine.runInTransaction(request, chargeHandler(schema, account, 10));
+    // BEGIN, claim, the handler's INSERT and UPDATE, save, COMMIT: all on one connection.
+    expect(kinds(counted.sent)).toEqual(['BEGIN', 'WITH', 'INSERT', 'UPDATE', 'UPDATE', 'COMMIT']);
+    expect(new Set(counted.sent.map((sent) => sent.connection)).size).toBe(1);
+    counted.sent.length = 0;
+    await engine.runInTransaction(request, chargeHandler(schema, account, 10));
+    expect(kinds(counted.sent)).toEqual(['BEGIN', 'WITH', 'ROLLBACK']);
+    expect((await rawRecord(pool, postgresStore({ db: pool, schema }).table, { ...request, principal: '' }))?.state).toBe('succeeded');
+  });
+});
