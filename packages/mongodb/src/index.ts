@@ -15,3 +15,6 @@ export {
 } from './store/transactional-store.js';
 export type { JournalDocument } from './journal/journal-queries.js';
 export { DEFAULT_JOURNAL_COLLECTION, type MongoJournal, type MongoJournalOptions, mongoJournal } from './journal/mongo-journal.js';
+export { type InboxDocument, inboxId, type MongoInbox, type MongoInboxOptions, mongoInbox } from './inbox/mongo-inbox.js';
+export { type MongoOutbox, type MongoOutboxOptions, mongoOutbox } from './outbox/mongo-outbox.js';
+export type { OutboxDocument, SequenceDocument } from './outbox/outbox-queries.js';

@@ -1,26 +1,21 @@
 import type { Scope } from '@oncely/core';
 import fc from 'fast-check';
-import { Aggregator, Query } from 'mingo';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Aggregator } from 'mingo';
+import { describe, expect, it } from 'vitest';
 import { claimCommand, completeUpdate, extendUpdate, liveFilter, ownedFilter } from '../../src/store/queries.js';
 import { type IdempotencyDocument, type ReadDocument, toClaimResult } from '../../src/store/record-document.js';
 import { encodeScopeId } from '../../src/store/scope-id.js';
+import { applyUpdate, at, freezeNow, matches, NOW } from '../support/mingo.js';
 
 // These tests run the generated pipelines and filters through mingo, a JavaScript implementation of
 // MongoDB's query and expression language. mingo is not MongoDB: this proves the decision logic we
 // wrote (the same rules as the core memory store), not the server's behaviour. The real-server suite
 // (MONGODB_URL) proves the latter.
 
-const NOW = new Date('2026-03-01T12:00:00.000Z');
-const at = (offsetMs: number) => new Date(NOW.getTime() + offsetMs);
 const scope: Scope = { tenant: 'acme', principal: 'alice', operation: 'payments.create.v1', key: 'k' };
 const _id = encodeScopeId(scope);
 
-beforeAll(() => {
-  vi.useFakeTimers({ toFake: ['Date'] });
-  vi.setSystemTime(NOW);
-});
-afterAll(() => vi.useRealTimers());
+freezeNow();
 
 const offset = fc.oneof(fc.constant(0), fc.integer({ min: -5_000, max: 5_000 }));
 const prior: fc.Arbitrary<IdempotencyDocument | undefined> = fc.option(
@@ -45,9 +40,7 @@ const prior: fc.Arbitrary<IdempotencyDocument | undefined> = fc.option(
 const claim = fc.record({ fingerprint: fc.constantFrom('a', 'b'), leaseMs: fc.integer({ min: 1, max: 60_000 }), retentionMs: fc.integer({ min: 60_000, max: 90_000_000 }) });
 
 /** What an upsert hands the pipeline: the stored document, or just the `_id` from the filter. */
-const runUpdate = (pipeline: object[], document: object | undefined) =>
-  new Aggregator(pipeline as never).run([document ?? { _id }])[0] as unknown as IdempotencyDocument;
-const matches = (filter: object, document: object) => new Query(filter as never).test(document as never);
+const runUpdate = (pipeline: object[], document: object | undefined) => applyUpdate<IdempotencyDocument>(pipeline, document ?? { _id });
 
 describe('claim decision table (mingo evaluation, not MongoDB)', () => {
   it('claims absent or expired records, takes over lapsed same-fingerprint leases, and otherwise changes nothing (property)', () => {

@@ -1,5 +1,4 @@
-import { Aggregator, Query } from 'mingo';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   beginCommand,
   completeUpdate,
@@ -10,21 +9,14 @@ import {
   settledFilter,
   unresolvedQuery,
 } from '../../src/journal/journal-queries.js';
+import { applyUpdate, at, freezeNow, matches, NOW } from '../support/mingo.js';
 
 // Structure, plus evaluation by mingo (a JavaScript implementation of MongoDB's expression language,
 // not MongoDB): proves the journal's transition rules, not the server. The real-server journal suite
 // runs with MONGODB_URL.
 
-const NOW = new Date('2026-03-01T12:00:00.000Z');
-const at = (offsetMs: number) => new Date(NOW.getTime() + offsetMs);
-beforeAll(() => {
-  vi.useFakeTimers({ toFake: ['Date'] });
-  vi.setSystemTime(NOW);
-});
-afterAll(() => vi.useRealTimers());
-
-const apply = (pipeline: object[], document: object) => new Aggregator(pipeline as never).run([document])[0] as unknown as JournalDocument;
-const matches = (filter: object, document: object) => new Query(filter as never).test(document as never);
+freezeNow();
+const apply = (pipeline: object[], document: object) => applyUpdate<JournalDocument>(pipeline, document);
 const entry = (state: JournalDocument['state'], extra: Partial<JournalDocument> = {}): JournalDocument => ({
   _id: 'op-1',
   key: 'key-1',

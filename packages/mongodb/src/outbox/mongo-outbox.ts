@@ -1,0 +1,186 @@
+import {
+  type ClaimedEvent,
+  type NewOutboxEvent,
+  OncelyError,
+  type OutboxEvent,
+  type OutboxSource,
+  prepareOutboxEvent,
+  toStorageError,
+} from '@oncely/core';
+import type { AnyBulkWriteOperation, ClientSession, Collection, Db } from 'mongodb';
+import { classifyMongoError } from '../errors/mongo-errors.js';
+import { ADAPTER, storageCall } from '../store/mongo-store.js';
+import { toNumber } from '../store/record-document.js';
+import {
+  claimCandidatesPipeline,
+  claimFilter,
+  claimUpdate,
+  deadLetterUpdate,
+  enqueueCommand,
+  markPublishedCommand,
+  OUTBOX_INDEXES,
+  type OutboxDocument,
+  ownedFilter,
+  publishedBeforeFilter,
+  RELEASE_UPDATE,
+  rescheduleUpdate,
+  type SequenceDocument,
+  STATS_PIPELINE,
+} from './outbox-queries.js';
+
+/** Options of {@link mongoOutbox}. */
+export interface MongoOutboxOptions {
+  readonly db: Db;
+  /** Default `oncely_outbox`. */
+  readonly collectionName?: string;
+  /** The per-aggregate sequence counters; default `oncely_outbox_sequences`. */
+  readonly sequencesCollectionName?: string;
+}
+
+/** A transactional outbox on MongoDB: enqueue in the business transaction, relay through `source`. */
+export interface MongoOutbox {
+  /**
+   * Writes `event` in the caller's open transaction, so it commits or rolls back with the business
+   * writes. Assigns `aggregateSeq` from a per-aggregate counter in the same transaction unless the
+   * event brings one (which must be higher than every earlier one). An event id already stored is
+   * left as it is and returned (a retried enqueue).
+   */
+  enqueue<P>(tx: ClientSession, event: NewOutboxEvent<P>): Promise<OutboxEvent<P>>;
+  /** The claim half a core relay (`createRelay({ source })`) runs on. */
+  readonly source: OutboxSource;
+  readonly collection: Collection<OutboxDocument>;
+  /** Creates the outbox indexes (idempotent). */
+  ensureIndexes(): Promise<void>;
+}
+
+const toEvent = <P>(document: OutboxDocument): OutboxEvent<P> => ({
+  eventId: document._id,
+  aggregateType: document.aggregateType,
+  aggregateId: document.aggregateId,
+  aggregateSeq: toNumber(document.aggregateSeq),
+  eventType: document.eventType,
+  payload: JSON.parse(document.payload) as P,
+  createdAt: document.createdAt,
+});
+
+/** Refuses to write outside a transaction: the outbox is only atomic with the business writes inside one. */
+export function assertInTransaction(tx: ClientSession, what: string): void {
+  if (typeof tx?.inTransaction !== 'function' || !tx.inTransaction()) {
+    throw new OncelyError('invalid_option', `oncely/mongodb: ${what} needs a ClientSession with an open transaction (a replica set or sharded cluster)`);
+  }
+}
+
+/** Creates the outbox over `db` (its collections need a replica set or sharded cluster for transactions). */
+export function mongoOutbox(options: MongoOutboxOptions): MongoOutbox {
+  const collection = options.db.collection<OutboxDocument>(options.collectionName ?? 'oncely_outbox');
+  const sequences = options.db.collection<SequenceDocument>(options.sequencesCollectionName ?? 'oncely_outbox_sequences');
+
+  async function nextSeq(tx: ClientSession, aggregate: string, given: number | undefined): Promise<number> {
+    if (given === undefined) {
+      const counter = await sequences.findOneAndUpdate({ _id: aggregate }, { $inc: { seq: 1 } }, { upsert: true, returnDocument: 'after', session: tx });
+      return toNumber(counter?.seq);
+    }
+    try {
+      // Matches only when the counter is below the given sequence; otherwise the upsert collides on _id.
+      await sequences.updateOne({ _id: aggregate, seq: { $lt: given } }, { $set: { seq: given } }, { upsert: true, session: tx });
+      return given;
+    } catch (error) {
+      if (classifyMongoError(error) !== 'duplicate_key') throw error;
+      throw new OncelyError('invalid_event', `oncely/mongodb: aggregateSeq ${given} is not above the sequences already enqueued for ${aggregate}`);
+    }
+  }
+
+  async function withOwned(operation: string, owner: string, updates: { eventId: string; update: object[] }[]): Promise<number> {
+    if (updates.length === 0) return 0;
+    const operations = updates.map(({ eventId, update }) => ({
+      updateOne: { filter: ownedFilter(owner, [eventId]), update },
+    })) as AnyBulkWriteOperation<OutboxDocument>[];
+    const result = await storageCall(operation, () => collection.bulkWrite(operations, { ordered: false }));
+    return result.matchedCount;
+  }
+
+  const source: OutboxSource = {
+    name: ADAPTER,
+    async claim({ owner, limit, leaseMs }) {
+      return storageCall('outbox.claim', async () => {
+        const candidates = await collection.aggregate<{ _id: string }>(claimCandidatesPipeline(limit)).toArray();
+        // Each head is leased by its own compare-and-set: a relay that lost the race gets null and moves on.
+        const claimed = await Promise.all(
+          candidates.map(({ _id }) =>
+            collection.findOneAndUpdate(claimFilter(_id), claimUpdate(owner, leaseMs), { returnDocument: 'after', includeResultMetadata: false }),
+          ),
+        );
+        return claimed
+          .filter((document): document is NonNullable<typeof document> => document !== null)
+          .map((document): ClaimedEvent => ({ ...toEvent(document), attempt: toNumber(document.attempts) }));
+      });
+    },
+    async markPublished(eventIds) {
+      if (eventIds.length === 0) return;
+      const { filter, update } = markPublishedCommand(eventIds);
+      await storageCall('outbox.markPublished', () => collection.updateMany(filter, update));
+    },
+    reschedule: ({ owner, retries }) =>
+      withOwned('outbox.reschedule', owner, retries.map((retry) => ({ eventId: retry.eventId, update: rescheduleUpdate(retry.delayMs, retry.error) }))),
+    deadLetter: ({ owner, letters }) =>
+      withOwned('outbox.deadLetter', owner, letters.map((letter) => ({ eventId: letter.eventId, update: deadLetterUpdate(letter.error) }))),
+    async release({ owner, eventIds }) {
+      if (eventIds.length === 0) return 0;
+      const result = await storageCall('outbox.release', () => collection.updateMany(ownedFilter(owner, eventIds), RELEASE_UPDATE));
+      return result.matchedCount;
+    },
+    async stats() {
+      const [row] = await storageCall('outbox.stats', () => collection.aggregate(STATS_PIPELINE).toArray());
+      return row
+        ? { unpublished: toNumber(row.unpublished), deadLettered: toNumber(row.deadLettered), oldestUnpublishedAgeMs: toNumber(row.oldestUnpublishedAgeMs) }
+        : { unpublished: 0, deadLettered: 0, oldestUnpublishedAgeMs: 0 };
+    },
+    purgePublished: ({ olderThanMs, limit }) =>
+      storageCall('outbox.purgePublished', async () => {
+        const filter = publishedBeforeFilter(olderThanMs);
+        const old = await collection.find(filter, { projection: { _id: 1 }, sort: { publishedAt: 1 }, limit }).toArray();
+        if (old.length === 0) return 0;
+        const result = await collection.deleteMany({ ...filter, _id: { $in: old.map((document) => document._id) } });
+        return result.deletedCount;
+      }),
+  };
+
+  return {
+    collection,
+    source,
+    async enqueue<P>(tx: ClientSession, event: NewOutboxEvent<P>): Promise<OutboxEvent<P>> {
+      const prepared = prepareOutboxEvent(event);
+      assertInTransaction(tx, 'enqueue');
+      try {
+        const aggregate = JSON.stringify([prepared.aggregateType, prepared.aggregateId]);
+        const aggregateSeq = await nextSeq(tx, aggregate, prepared.aggregateSeq);
+        const { filter, update, options: commandOptions } = enqueueCommand({
+          _id: prepared.eventId,
+          aggregateType: prepared.aggregateType,
+          aggregateId: prepared.aggregateId,
+          aggregateSeq,
+          eventType: prepared.eventType,
+          payload: prepared.payloadJson,
+        });
+        const stored = await collection.findOneAndUpdate(filter, update, { ...commandOptions, session: tx });
+        if (!stored) throw new Error('enqueue returned no document');
+        return toEvent<P>(stored);
+      } catch (error) {
+        throw passTransient(error) ?? toStorageError(ADAPTER, 'outbox.enqueue', error);
+      }
+    },
+    ensureIndexes: () =>
+      storageCall('outbox.ensureIndexes', async () => {
+        for (const index of OUTBOX_INDEXES) await collection.createIndex(index.key, index.options);
+      }),
+  };
+}
+
+/**
+ * A transient transaction error (a write conflict with a concurrent transaction) goes back to the
+ * caller unchanged: `session.withTransaction` retries the whole transaction on its label.
+ */
+export function passTransient(error: unknown): unknown {
+  const labelled = error as { hasErrorLabel?: (label: string) => boolean };
+  return typeof labelled?.hasErrorLabel === 'function' && labelled.hasErrorLabel('TransientTransactionError') ? error : undefined;
+}

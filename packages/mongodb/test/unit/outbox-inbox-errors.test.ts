@@ -1,0 +1,73 @@
+import { isOncelyError, isStorageError } from '@oncely/core';
+import * as driver7 from 'mongodb';
+import type { ClientSession, Collection, Db } from 'mongodb';
+import { describe, expect, it } from 'vitest';
+import { type InboxDocument, mongoInbox, mongoOutbox } from '../../src/index.js';
+
+// Scripted stand-ins for a session and a collection (not MongoDB): they feed the driver's real error
+// objects into the inbox and outbox and check what reaches the caller.
+
+const session = (inTransaction: boolean) => ({ inTransaction: () => inTransaction }) as unknown as ClientSession;
+const inboxOver = (updateOne: () => Promise<unknown>) => mongoInbox({ collection: { updateOne } as unknown as Collection<InboxDocument> });
+const input = { consumer: 'billing', eventId: 'evt-1' };
+
+async function failure(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (error: unknown) => error,
+  );
+}
+
+describe('inbox', () => {
+  it('runs the consumer function only for a new pair and reports a redelivery as duplicate', async () => {
+    let applied = 0;
+    const fn = async () => {
+      applied++;
+    };
+    expect(await inboxOver(async () => ({ upsertedCount: 1 })).process(session(true), input, fn)).toBe('processed');
+    expect(await inboxOver(async () => ({ upsertedCount: 0, matchedCount: 1 })).process(session(true), input, fn)).toBe('duplicate');
+    expect(applied).toBe(1);
+  });
+
+  it('refuses a session without an open transaction before touching storage', async () => {
+    let touched = false;
+    const error = await failure(
+      inboxOver(async () => {
+        touched = true;
+        return { upsertedCount: 1 };
+      }).process(session(false), input, async () => undefined),
+    );
+    expect(isOncelyError(error, 'invalid_option')).toBe(true);
+    expect(touched).toBe(false);
+  });
+
+  it('passes a write conflict on unchanged, so withTransaction retries; other driver errors become StorageError', async () => {
+    const conflict = new driver7.MongoServerError({ code: 112, codeName: 'WriteConflict', errmsg: 'Write conflict', errorLabels: ['TransientTransactionError'] });
+    expect(await failure(inboxOver(async () => Promise.reject(conflict)).process(session(true), input, async () => undefined))).toBe(conflict);
+    const reset = new driver7.MongoNetworkError('connection closed');
+    const wrapped = await failure(inboxOver(async () => Promise.reject(reset)).process(session(true), input, async () => undefined));
+    expect(isStorageError(wrapped)).toBe(true);
+    expect((wrapped as Error).cause).toBe(reset);
+  });
+
+  it('rejects a malformed consumer or event id', async () => {
+    const error = await failure(inboxOver(async () => ({ upsertedCount: 1 })).process(session(true), { consumer: '', eventId: 'e' }, async () => undefined));
+    expect(isOncelyError(error, 'invalid_event')).toBe(true);
+  });
+});
+
+describe('outbox enqueue', () => {
+  const outbox = mongoOutbox({ db: { collection: () => ({}) } as unknown as Db });
+  const newEvent = { aggregateType: 'order', aggregateId: 'ord_1', eventType: 'order.created.v1', payload: { total: 10 } };
+
+  it('refuses to write outside a transaction: the event would not commit with the business writes', async () => {
+    expect(isOncelyError(await failure(outbox.enqueue(session(false), newEvent)), 'invalid_option')).toBe(true);
+  });
+
+  it('validates the event before anything else', async () => {
+    expect(isOncelyError(await failure(outbox.enqueue(session(true), { ...newEvent, payload: Number.NaN })), 'invalid_event')).toBe(true);
+    expect(isOncelyError(await failure(outbox.enqueue(session(true), { ...newEvent, aggregateSeq: 0 })), 'invalid_event')).toBe(true);
+  });
+});

@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import {
+  claimCandidatesPipeline,
+  claimFilter,
+  claimUpdate,
+  deadLetterUpdate,
+  enqueueCommand,
+  markPublishedCommand,
+  OUTBOX_INDEXES,
+  type OutboxDocument,
+  publishedBeforeFilter,
+  RELEASE_UPDATE,
+  rescheduleUpdate,
+  STATS_PIPELINE,
+} from '../../src/outbox/outbox-queries.js';
+import { applyUpdate, at, freezeNow, matches, NOW, runPipeline } from '../support/mingo.js';
+
+// Structure, plus evaluation by mingo (a JavaScript implementation of MongoDB's query and aggregation
+// language, not MongoDB): proves which events the outbox would claim, not the server's behaviour.
+
+freezeNow();
+const run = runPipeline;
+const apply = (pipeline: object[], document: object) => applyUpdate<OutboxDocument>(pipeline, document);
+
+let n = 0;
+const event = (aggregateId: string, aggregateSeq: number, extra: Partial<OutboxDocument> = {}): OutboxDocument => ({
+  _id: `${aggregateId}-${aggregateSeq}`,
+  aggregateType: 'order',
+  aggregateId,
+  aggregateSeq,
+  eventType: 'order.changed.v1',
+  payload: '{}',
+  createdAt: at(-100_000 + n++),
+  publishedAt: null,
+  deadLetteredAt: null,
+  attempts: 0,
+  availableAt: at(-1),
+  ...extra,
+});
+
+describe('outbox claim (mingo)', () => {
+  it('offers only the oldest unpublished event of each aggregate, and only when it is due, free and not parked', () => {
+    const events = [
+      event('a', 1, { publishedAt: at(-5) }),
+      event('a', 3),
+      event('a', 2),
+      event('b', 1, { leaseOwner: 'relay-2', leaseExpiresAt: at(10_000) }),
+      event('b', 2),
+      event('c', 1, { availableAt: at(5_000) }),
+      event('d', 1, { deadLetteredAt: at(-1) }),
+      event('d', 2),
+      event('e', 1, { leaseOwner: 'relay-9', leaseExpiresAt: at(-1) }),
+      event('f', 7),
+    ];
+    const offered = run(claimCandidatesPipeline(10), events).map((doc) => doc._id);
+    expect(offered.sort()).toEqual(['a-2', 'e-1', 'f-7']);
+    expect(run(claimCandidatesPipeline(2), events)).toHaveLength(2);
+  });
+
+  it('the compare-and-set claim matches the same conditions, then leases and counts the attempt', () => {
+    expect(matches(claimFilter('a-2'), event('a', 2))).toBe(true);
+    expect(matches(claimFilter('b-1'), event('b', 1, { leaseOwner: 'r', leaseExpiresAt: at(1) }))).toBe(false);
+    expect(matches(claimFilter('e-1'), event('e', 1, { leaseOwner: 'r', leaseExpiresAt: at(0) }))).toBe(true);
+    expect(matches(claimFilter('a-1'), event('a', 1, { publishedAt: at(-1) }))).toBe(false);
+    expect(matches(claimFilter('c-1'), event('c', 1, { availableAt: at(1) }))).toBe(false);
+    expect(apply(claimUpdate('relay-1', 30_000), event('a', 2, { attempts: 2 }))).toMatchObject({ leaseOwner: 'relay-1', leaseExpiresAt: at(30_000), attempts: 3 });
+  });
+});
+
+describe('outbox transitions (mingo)', () => {
+  const leasedEvent = event('a', 2, { attempts: 2, leaseOwner: 'relay-1', leaseExpiresAt: at(1_000) });
+
+  it('marking published stamps the server time and drops the lease; a published event is not matched again', () => {
+    const { filter, update } = markPublishedCommand(['a-2']);
+    expect(matches(filter, leasedEvent)).toBe(true);
+    const published = apply(update, leasedEvent);
+    expect(published.publishedAt).toEqual(NOW);
+    expect(published.leaseOwner).toBeUndefined();
+    expect(matches(filter, published)).toBe(false);
+  });
+
+  it('reschedule delays and keeps the attempt; dead-letter parks; release gives the attempt back', () => {
+    expect(apply(rescheduleUpdate(2_000, 'broker down'), leasedEvent)).toMatchObject({ availableAt: at(2_000), lastError: 'broker down', attempts: 2 });
+    expect(apply(deadLetterUpdate('poison'), leasedEvent)).toMatchObject({ deadLetteredAt: NOW, lastError: 'poison' });
+    const released = apply(RELEASE_UPDATE, leasedEvent);
+    expect(released.attempts).toBe(1);
+    expect(released.leaseExpiresAt).toBeUndefined();
+  });
+
+  it('stats count unpublished and parked events and age the oldest on the server clock', () => {
+    const rows = run(STATS_PIPELINE, [event('a', 1, { createdAt: at(-7_000) }), event('b', 1, { deadLetteredAt: at(-1), createdAt: at(-3_000) }), event('c', 1, { publishedAt: at(-1), createdAt: at(-99_000) })]);
+    expect(rows).toEqual([{ unpublished: 2, deadLettered: 1, oldestUnpublishedAgeMs: 7_000 }]);
+    expect(run(STATS_PIPELINE, [])).toEqual([]);
+  });
+
+  it('purge takes only events published at least the retention ago', () => {
+    const filter = publishedBeforeFilter(60_000);
+    expect(matches(filter, event('a', 1, { publishedAt: at(-60_000) }))).toBe(true);
+    expect(matches(filter, event('a', 1, { publishedAt: at(-59_999) }))).toBe(false);
+    expect(matches(filter, event('a', 1))).toBe(false);
+  });
+
+  it('enqueue writes a new event with server times and leaves an existing event id as stored', () => {
+    const { filter, update, options } = enqueueCommand({ _id: 'e-1', aggregateType: 'order', aggregateId: '$a', aggregateSeq: 4, eventType: 'x.v1', payload: '{"$set":1}' });
+    expect(filter).toEqual({ _id: 'e-1' });
+    expect(options).toMatchObject({ upsert: true, returnDocument: 'after' });
+    expect(apply(update, { _id: 'e-1' })).toEqual({
+      _id: 'e-1',
+      aggregateType: 'order',
+      aggregateId: '$a',
+      aggregateSeq: 4,
+      eventType: 'x.v1',
+      payload: '{"$set":1}',
+      createdAt: NOW,
+      publishedAt: null,
+      deadLetteredAt: null,
+      attempts: 0,
+      availableAt: NOW,
+    });
+    const existing = event('a', 1);
+    expect(apply(update, existing)).toEqual(existing);
+  });
+
+  it('a unique index keeps one event per aggregate sequence', () => {
+    expect(OUTBOX_INDEXES[0]).toEqual({ key: { aggregateType: 1, aggregateId: 1, aggregateSeq: 1 }, options: { name: 'oncely_outbox_aggregate_seq', unique: true } });
+  });
+});
