@@ -100,6 +100,21 @@ describe('redis store: wait for replicas', () => {
     expect(await store.complete({ scope, token: 'stranger', state: 'succeeded', response: { status: 201 }, retentionMs: 600_000 })).toBe('fence_lost');
   });
 
+  it('an extension no replica acknowledges fails with a StorageError, and succeeds once the replica is back', async () => {
+    const store = redisStore({ client, wait });
+    const scope = scopeOf('unacknowledged-extend');
+    await store.claim({ scope, fingerprint: 'f', token: 'owner', leaseMs: 60_000, retentionMs: 600_000 });
+    const before = Number(await client.hget(store.keyOf(scope), 'lease_until'));
+    const error = await withReplicaPaused(() => store.extend({ scope, token: 'owner', leaseMs: 120_000 })).catch((e: unknown) => e);
+    expect(isStorageError(error)).toBe(true);
+    expect((error as Error).message).toMatch(/extend failed: the lease extension reached the primary, but only 0 of 1/);
+    expect(Number(await client.hget(store.keyOf(scope), 'lease_until'))).toBeGreaterThan(before);
+    await untilLinked();
+    expect(await store.extend({ scope, token: 'owner', leaseMs: 120_000 })).toBe('ok');
+    expect(await replicaClient.hget(store.keyOf(scope), 'lease_until')).toBe(await client.hget(store.keyOf(scope), 'lease_until'));
+    expect(await store.extend({ scope, token: 'stranger', leaseMs: 120_000 })).toBe('fence_lost');
+  });
+
   it('through the engine, a complete retried after the replica resumes records the outcome once', async () => {
     const events: EngineEvent[] = [];
     let paused = false;
