@@ -22,6 +22,8 @@ export interface RetryOperationOptions<T> {
   readonly decode?: (stored: JsonValue | undefined) => T;
   /** Turns a definitive failure into JSON for the journal (default: name, message, code and status). */
   readonly encodeError?: (error: unknown) => JsonValue;
+  /** Rebuilds a failure recorded by an earlier run (default: the stored JSON as is). */
+  readonly decodeError?: (stored: JsonValue | undefined) => unknown;
   /** Interrupts the attempt and the backoff sleep. */
   readonly signal?: AbortSignal;
 }
@@ -41,9 +43,15 @@ const errorText = (error: unknown) =>
   error instanceof Error ? `${error.name}: ${error.message}` : typeof error === 'string' ? error : JSON.stringify(describeError(error));
 
 /** The outcome an earlier run recorded, or undefined while the operation is still open. */
-function recorded<T>(entry: JournalEntry, decode: (stored: JsonValue | undefined) => T): RetryOutcome<T> | undefined {
-  if (entry.state === 'succeeded') return { outcome: 'succeeded', value: decode(entry.value), attempts: entry.attempts };
-  if (entry.state === 'failed') return { outcome: 'failed', error: entry.error, attempts: entry.attempts, stoppedBy: 'answer' };
+function recorded<T>(entry: JournalEntry, options: RetryOperationOptions<T>): RetryOutcome<T> | undefined {
+  if (entry.state === 'succeeded') {
+    const value = options.decode ? options.decode(entry.value) : (entry.value as T);
+    return { outcome: 'succeeded', value, attempts: entry.attempts };
+  }
+  if (entry.state === 'failed') {
+    const error = options.decodeError ? options.decodeError(entry.error) : entry.error;
+    return { outcome: 'failed', error, attempts: entry.attempts, stoppedBy: 'answer' };
+  }
   return undefined;
 }
 
@@ -65,9 +73,8 @@ export async function retryOperation<T>(
 ): Promise<RetryOutcome<T>> {
   const policy = retryPolicy(policyOrOptions);
   const { journal, operationId } = options;
-  const decode = options.decode ?? ((stored) => stored as T);
   const { entry } = await journal.begin(operationId, options.request === undefined ? {} : { request: options.request });
-  const done = recorded(entry, decode);
+  const done = recorded(entry, options);
   if (done) return done;
 
   const { key } = entry;
@@ -99,7 +106,7 @@ export async function retryOperation<T>(
     { key, ...(options.signal ? { signal: options.signal } : {}) },
   );
   if (journalFailure) throw journalFailure.error;
-  if (settledElsewhere) return recorded(settledElsewhere, decode)!;
+  if (settledElsewhere) return recorded(settledElsewhere, options)!;
 
   if (outcome.outcome === 'succeeded') {
     const value = options.encode ? options.encode(outcome.value) : (outcome.value as JsonValue);
