@@ -1,3 +1,5 @@
+export { type IdempotentFetchOptions, idempotentFetch } from './client/idempotent-fetch.js';
+export { formatIdempotencyKey } from './client/key-header.js';
 export { type CapturedResponse, isEventStream } from './contract/captured-response.js';
 export type { HttpReply, ResponseHeaders } from './contract/http-reply.js';
 export { IDEMPOTENCY_KEY_HEADER, type ParsedKey, parseIdempotencyKey } from './contract/idempotency-key-header.js';
