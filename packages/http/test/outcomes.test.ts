@@ -118,3 +118,33 @@ describe.each(bindings)('$name: in progress, validation, failures', (binding) =>
     expect(calls).toBe(2);
   });
 });
+
+describe.each(bindings)('$name: a dropped connection', (binding) => {
+  it('a client that gives up before the answer does not release the claim: the outcome is stored and the retry replays it', async () => {
+    const ledger = newLedger();
+    const gate = deferred();
+    const store = memoryStore();
+    const scope = { tenant: 'acme', principal: 'alice', operation: 'payments.create.v1', key: 'key-1' };
+    await withServer(binding, createIdempotency({ store }), [paymentRoute(ledger, {}, gate.promise)], async (url) => {
+      const controller = new AbortController();
+      const first = fetch(`${url}/payments`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer acme/alice', 'idempotency-key': 'key-1' },
+        body: '{"amount":10}',
+        signal: controller.signal,
+      }).catch((error: unknown) => error);
+      while ((await store.get(scope))?.state !== 'in_progress') await new Promise((resolve) => setTimeout(resolve, 5));
+      // The client times out: its socket closes while the handler is still charging.
+      controller.abort();
+      await first;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect((await store.get(scope))?.state).toBe('in_progress');
+      gate.resolve();
+      while ((await store.get(scope))?.state === 'in_progress') await new Promise((resolve) => setTimeout(resolve, 5));
+      const retry = await postJson(url, '/payments', { amount: 10 }, 'key-1');
+      expect(retry.status).toBe(201);
+      expect(retry.headers['idempotent-replayed']).toBe('true');
+    });
+    expect(ledger.charges).toHaveLength(1);
+  });
+});

@@ -9,8 +9,6 @@ export interface ResponseCapture {
   restore(): void;
   /** Sends the captured response as the handler produced it (after {@link restore}). */
   sendOriginal(): void;
-  /** Rejects `done` (the client went away before the handler finished). */
-  abandon(reason: unknown): void;
 }
 
 type Chunk = string | Uint8Array;
@@ -40,10 +38,10 @@ export function captureResponse(res: Response): ResponseCapture {
   const callbacks: Callback[] = [];
   let settled = false;
   let resolve!: (captured: CapturedResponse) => void;
-  let reject!: (reason: unknown) => void;
-  const done = new Promise<CapturedResponse>((ok, fail) => {
+  // Only the handler ending its response settles this: a client that went away does not, so the
+  // outcome is still stored and the client's retry replays it instead of running it again.
+  const done = new Promise<CapturedResponse>((ok) => {
     resolve = ok;
-    reject = fail;
   });
   const settle = (kind: CapturedResponse['kind']) => {
     if (settled) return;
@@ -95,11 +93,6 @@ export function captureResponse(res: Response): ResponseCapture {
       res.end(body, () => {
         for (const callback of callbacks) callback();
       });
-    },
-    abandon(reason) {
-      if (settled) return;
-      settled = true;
-      reject(reason);
     },
   };
 }

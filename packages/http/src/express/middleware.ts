@@ -4,6 +4,7 @@ import { handleExchange } from '../contract/handle-exchange.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../contract/idempotency-key-header.js';
 import { type IdempotencyContext, type IdempotencyHttpOptions, resolveOptions } from '../contract/options.js';
 import { parsedBody } from '../contract/parsed-body.js';
+import { closeSignal } from '../node/close-signal.js';
 import { captureResponse, type ResponseCapture } from './capture-response.js';
 import { restoreHeaderNames, writeReply } from './write-reply.js';
 
@@ -24,15 +25,6 @@ export function expressIdempotencyContext<Tx = unknown>(req: Request): Idempoten
   return context as IdempotencyContext<Tx>;
 }
 
-/** Aborts when the client disconnects before the response is finished. */
-function closeSignal(res: Response): AbortController {
-  const controller = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) controller.abort(new Error('oncely/http: the client closed the connection'));
-  });
-  return controller;
-}
-
 /**
  * Express middleware for one route: put it after the body parser and before the handler. The
  * handler's response (`res.status/json/send/write/end`, headers included) is held until the outcome
@@ -45,7 +37,7 @@ function closeSignal(res: Response): AbortController {
 export function expressIdempotency<S extends IdempotencyStore>(options: ExpressIdempotencyOptions<S>): RequestHandler {
   const config = resolveOptions(options);
   return (req: Request, res: Response, next: NextFunction) => {
-    const abort = closeSignal(res);
+    const signal = closeSignal(res);
     let capture: ResponseCapture | undefined;
     let headerNames: ReadonlySet<string> = new Set();
     handleExchange(
@@ -56,14 +48,13 @@ export function expressIdempotency<S extends IdempotencyStore>(options: ExpressI
         url: req.originalUrl,
         idempotencyKey: req.headers[IDEMPOTENCY_KEY_HEADER],
         body: () => parsedBody(req.body),
-        signal: abort.signal,
+        signal,
       },
       (context) => {
         contexts.set(req, context as IdempotencyContext<TransactionOf<S>>);
         headerNames = new Set(res.getHeaderNames());
         const started = captureResponse(res);
         capture = started;
-        abort.signal.addEventListener('abort', () => started.abandon(abort.signal.reason), { once: true });
         next();
         return started.done;
       },
@@ -86,7 +77,7 @@ export function expressIdempotency<S extends IdempotencyStore>(options: ExpressI
       },
       (error: unknown) => {
         capture?.restore();
-        if (abort.signal.aborted) return;
+        if (signal.aborted) return;
         if (capture) restoreHeaderNames(res, headerNames);
         next(error);
       },

@@ -16,6 +16,7 @@ import {
   resolveOptions,
 } from '../contract/options.js';
 import { parsedBody } from '../contract/parsed-body.js';
+import { closeSignal } from '../node/close-signal.js';
 import { payloadBytes } from './payload-bytes.js';
 import { restoreHeaderNames, sendReply, toBuffer } from './send-reply.js';
 
@@ -54,21 +55,16 @@ export function fastifyIdempotencyContext<Tx = unknown>(request: FastifyRequest)
 
 function preHandlerFor(config: ContractConfig<FastifyRequest>): preHandlerAsyncHookHandler {
   return async function idempotencyPreHandler(request: FastifyRequest, reply: FastifyReply) {
-    const abort = new AbortController();
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) abort.abort(new Error('oncely/http: the client closed the connection'));
-    });
     let claimed!: () => void;
     const claim = new Promise<'claimed'>((resolve) => {
       claimed = () => resolve('claimed');
     });
     let deliver!: (captured: CapturedResponse) => void;
-    const captured = new Promise<CapturedResponse>((resolve, reject) => {
+    // Resolved by onSend. A client that goes away does not end the wait: the handler runs on and its
+    // outcome is stored, so the client's retry replays it instead of running the operation again.
+    const captured = new Promise<CapturedResponse>((resolve) => {
       deliver = resolve;
-      abort.signal.addEventListener('abort', () => reject(abort.signal.reason), { once: true });
     });
-    // Only a claimed request awaits the capture; an abort on any other path must not go unhandled.
-    captured.catch(() => undefined);
     const outcome = handleExchange(
       config,
       {
@@ -77,7 +73,7 @@ function preHandlerFor(config: ContractConfig<FastifyRequest>): preHandlerAsyncH
         url: request.url,
         idempotencyKey: request.headers[IDEMPOTENCY_KEY_HEADER],
         body: () => parsedBody(request.body),
-        signal: abort.signal,
+        signal: closeSignal(reply.raw),
       },
       (context) => {
         contexts.set(request, context);

@@ -229,7 +229,8 @@ const fastifyBinding: Binding = {
   name: 'fastify',
   async serve(engine, routes, lookup) {
     // Fastify's default maxParamLength (100) would answer 414 for long keys before the lookup sees them.
-    const app = Fastify({ routerOptions: { maxParamLength: 1_000 } });
+    // forceCloseConnections: close() must not wait on a socket a test client abandoned.
+    const app = Fastify({ routerOptions: { maxParamLength: 1_000 }, forceCloseConnections: true });
     if (lookup) {
       app.get(`${LOOKUP_PREFIX}:key`, fastifyKeyLookup({ engine, operations: lookup.operations, scope: (request) => callerFrom(request.headers.authorization) }));
     }
