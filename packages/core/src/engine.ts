@@ -227,26 +227,38 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
     }
   }
 
-  async function complete(prepared: Prepared, state: TerminalState, response: StoredResponse): Promise<void> {
+  async function complete(
+    prepared: Prepared,
+    fence: number,
+    state: TerminalState,
+    response: StoredResponse,
+  ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await storeCall(prepared, 'complete', () =>
           store.complete({ scope: prepared.scope, token: prepared.claim.token, state, response, retentionMs }),
         );
-        if (result === 'fence_lost') {
-          report(prepared, { type: 'fence_lost', stage: 'complete' });
-          throw new OncelyError(
-            'lease_lost',
-            'oncely: the lease was taken over before the outcome was saved; the result was not recorded',
-          );
-        }
-        return;
+        if (result === 'ok' || (attempt > 1 && (await landedEarlier(prepared, fence, state)))) return;
+        report(prepared, { type: 'fence_lost', stage: 'complete' });
+        throw new OncelyError(
+          'lease_lost',
+          'oncely: the lease was taken over before the outcome was saved; the result was not recorded',
+        );
       } catch (error) {
         // A storage blip after the side effect: retry briefly, since an unsaved outcome may run twice.
         if (!isOncelyError(error, 'storage_error') || attempt >= COMPLETE_ATTEMPTS) throw error;
         await clock.sleep(25 * attempt);
       }
     }
+  }
+
+  /**
+   * After a failed attempt, `fence_lost` may mean the earlier write landed and only its reply was
+   * lost: the record is then terminal with our fence (a takeover would have raised it).
+   */
+  async function landedEarlier(prepared: Prepared, fence: number, state: TerminalState): Promise<boolean> {
+    const record = await storeCall(prepared, 'get', () => store.get(prepared.scope));
+    return record?.state === state && record.fence === fence && record.fingerprint === prepared.claim.fingerprint;
   }
 
   async function release(prepared: Prepared): Promise<void> {
@@ -333,7 +345,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
       report(prepared, { type: 'released', reason: 'policy', status: response.status });
       return { kind: 'executed', response, state: 'released' };
     }
-    await complete(prepared, decision, toStored(prepared, response));
+    await complete(prepared, claim.fence, decision, toStored(prepared, response));
     report(prepared, { type: 'completed', state: decision, status: response.status, durationMs: clock.now() - startedAt });
     return { kind: 'executed', response, state: decision };
   }

@@ -14,10 +14,18 @@ import {
 } from '../src/index.js';
 
 /** A memory store that records every call, and can be told to fail. */
-function spyStore(options: { failOn?: Partial<Record<keyof IdempotencyStore, number>>; clock?: { now(): number } } = {}) {
+function spyStore(
+  options: {
+    failOn?: Partial<Record<keyof IdempotencyStore, number>>;
+    /** Applies the call, then throws as if the reply was lost on the way back. */
+    loseReplyOn?: Partial<Record<keyof IdempotencyStore, number>>;
+    clock?: { now(): number };
+  } = {},
+) {
   const inner = memoryStore(options.clock ? { clock: options.clock } : {});
   const calls: string[] = [];
   const failures = { ...options.failOn };
+  const lostReplies = { ...options.loseReplyOn };
   const store = new Proxy(inner, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
@@ -29,7 +37,13 @@ function spyStore(options: { failOn?: Partial<Record<keyof IdempotencyStore, num
           failures[property as keyof IdempotencyStore] = remaining - 1;
           throw new Error(`connection reset during ${String(property)}`);
         }
-        return value.apply(target, args);
+        const result = await value.apply(target, args);
+        const lose = lostReplies[property as keyof IdempotencyStore];
+        if (lose) {
+          lostReplies[property as keyof IdempotencyStore] = lose - 1;
+          throw new Error(`connection reset after ${String(property)} was applied`);
+        }
+        return result;
       };
     },
   });
@@ -149,6 +163,13 @@ describe('storage failure fails closed', () => {
     const result = await createIdempotency({ store }).run(base, created);
     expect(result.kind).toBe('executed');
     expect((await inner.get({ ...base, principal: 'alice' }))?.state).toBe('succeeded');
+  });
+
+  it('a complete that landed but whose reply was lost is recognised on retry, not reported as a lost lease', async () => {
+    const { store, inner } = spyStore({ loseReplyOn: { complete: 1 } });
+    const result = await createIdempotency({ store }).run(base, created);
+    expect(result.kind).toBe('executed');
+    expect((await inner.get({ ...base }))?.response?.body).toEqual({ id: 'pay_1' });
   });
 
   it('a complete that keeps failing surfaces StorageError and leaves the key in progress, never released', async () => {
