@@ -1,0 +1,64 @@
+/** Every suite the bench can run, in the order it runs them. */
+export const SUITES = ['jitter', 'redis', 'postgres', 'http', 'outbox'] as const;
+
+/** One suite's name. */
+export type SuiteName = (typeof SUITES)[number];
+
+/** What one bench invocation does. */
+export interface BenchOptions {
+  readonly mode: 'quick' | 'full';
+  /** Alternating rounds per comparison; every headline ratio is a median over them. */
+  readonly rounds: number;
+  /** Length of one in-process closed-loop run. */
+  readonly durationMs: number;
+  /** Length of one autocannon run. */
+  readonly httpDurationSec: number;
+  /** Operations run once, untimed, to count round trips per operation. */
+  readonly countOps: number;
+  /** Completed keys each contender replays round-robin. */
+  readonly replayKeys: number;
+  readonly raceKeys: number;
+  readonly raceDuplicates: number;
+  /** Seeds per cell of the jitter simulation. */
+  readonly jitterSeeds: number;
+  /** Events per outbox run. */
+  readonly outboxEvents: number;
+  readonly suites: readonly SuiteName[];
+  /** Port of the private redis-server the bench starts (7200-7299 belongs to the bench). */
+  readonly redisPort: number;
+  /** First port of the bench's loopback HTTP servers. */
+  readonly httpPort: number;
+  readonly databaseUrl: string;
+}
+
+/** Parses `--quick`, `--only=redis,jitter` and friends; everything else keeps its default. */
+export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): BenchOptions {
+  const quick = argv.includes('--quick');
+  const only = argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length);
+  const suites = only
+    ? only.split(',').map((name) => {
+        if (!(SUITES as readonly string[]).includes(name)) {
+          throw new Error(`bench: unknown suite "${name}"; choose from ${SUITES.join(', ')}`);
+        }
+        return name as SuiteName;
+      })
+    : [...SUITES];
+  const unknown = argv.filter((arg) => arg !== '--quick' && !arg.startsWith('--only='));
+  if (unknown.length > 0) throw new Error(`bench: unknown arguments ${unknown.join(' ')}`);
+  return {
+    mode: quick ? 'quick' : 'full',
+    rounds: quick ? 5 : 7,
+    durationMs: quick ? 120 : 1_500,
+    httpDurationSec: quick ? 1 : 5,
+    countOps: quick ? 100 : 500,
+    replayKeys: 1_000,
+    raceKeys: 1_000,
+    raceDuplicates: 32,
+    jitterSeeds: quick ? 20 : 100,
+    outboxEvents: quick ? 2_000 : 20_000,
+    suites: SUITES.filter((suite) => suites.includes(suite)),
+    redisPort: Number(env.BENCH_REDIS_PORT ?? 7201),
+    httpPort: Number(env.BENCH_HTTP_PORT ?? 7210),
+    databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+  };
+}

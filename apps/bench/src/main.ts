@@ -1,0 +1,66 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { type BenchOptions, parseOptions } from './cli/options.js';
+import { describeMachine, localMachine, type MachineInfo } from './harness/machine.js';
+import { createReport } from './harness/report.js';
+import { runRedisSuite } from './redis/redis-suite.js';
+import { type PrivateRedis, startPrivateRedis } from './servers/private-redis.js';
+
+const resultsDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'results');
+
+async function serverVersions(redis: PrivateRedis | undefined, options: BenchOptions): Promise<Partial<MachineInfo>> {
+  const info: { redis?: string; postgres?: string; pglite?: string } = {};
+  if (redis) {
+    const client = new Redis(redis.url);
+    const server = await client.info('server');
+    client.disconnect();
+    info.redis = `${/redis_version:(\S+)/.exec(server)?.[1] ?? 'unknown'} (private redis-server on port ${redis.port}, no persistence)`;
+  }
+  if (options.suites.some((s) => s !== 'jitter' && s !== 'redis')) {
+    const client = new pg.Client({ connectionString: options.databaseUrl });
+    await client.connect();
+    const { rows } = await client.query<{ version: string }>('SELECT version()');
+    await client.end();
+    info.postgres = rows[0]!.version.split(' on ')[0]!;
+    const require = createRequire(import.meta.url);
+    const pglite = JSON.parse(await readFile(require.resolve('@electric-sql/pglite/package.json'), 'utf8')) as { version: string };
+    info.pglite = pglite.version;
+  }
+  return info;
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const started = new Date();
+  const needsRedis = options.suites.some((s) => s === 'redis' || s === 'http');
+  const redis = needsRedis ? await startPrivateRedis(options.redisPort) : undefined;
+  try {
+    const machine = { ...localMachine(), ...(await serverVersions(redis, options)) };
+    const date = started.toISOString().slice(0, 10);
+    const report = createReport(
+      [
+        `# oncely benchmarks — ${date} (${options.mode})`,
+        '',
+        describeMachine(machine),
+        `- Runs: ${options.rounds} alternating rounds per comparison; ${options.durationMs} ms per in-process run; suites: ${options.suites.join(', ')}`,
+        '',
+      ].join('\n'),
+    );
+    for (const suite of options.suites) {
+      if (suite === 'redis') await runRedisSuite(redis!, options, report);
+    }
+    const file = await report.write(resultsDir, options.mode === 'full' ? `${date}.md` : `${date}-quick.md`);
+    console.log(`bench: wrote ${file} in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);
+  } finally {
+    await redis?.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
