@@ -16,3 +16,10 @@ export { DEFAULT_JOURNAL_TABLE, type PostgresJournal, type PostgresJournalOption
 export { migrate } from './migrate/migrate.js';
 export { type MigrateOptions, type Migration, migrations } from './migrate/migrations.js';
 export { DEFAULT_TABLE, type PostgresStore, type PostgresStoreOptions, postgresStore } from './store/postgres-store.js';
+export {
+  DEFAULT_OUTBOX_TABLE,
+  type PostgresOutbox,
+  type PostgresOutboxOptions,
+  postgresOutbox,
+} from './outbox/postgres-outbox.js';
+export { DEFAULT_INBOX_TABLE, type PostgresInbox, type PostgresInboxOptions, postgresInbox } from './inbox/postgres-inbox.js';

@@ -22,12 +22,17 @@ export interface Inbox<Tx> {
   process(tx: Tx, input: InboxInput, fn: (tx: Tx) => Promise<unknown>): Promise<InboxOutcome>;
 }
 
-/** What an inbox reports through `onEvent`: duplicates detected per consumer. `eventId` is for logs, not metric labels. */
-export type InboxEvent = {
+/**
+ * What an inbox reports through `onEvent`: a duplicate detected, per consumer (the consumer name is a
+ * fine metric label; `eventId` is for logs only). Applied events are not reported here: the commit
+ * that makes them count is the caller's.
+ */
+export interface InboxEvent {
+  readonly type: 'inbox_duplicate';
   readonly at: number;
   readonly consumer: string;
   readonly eventId: string;
-} & ({ readonly type: 'inbox_processed' } | { readonly type: 'inbox_duplicate' });
+}
 
 /** Validates an {@link InboxInput} before any storage is touched; throws an `invalid_event` error. */
 export function assertInboxInput(input: InboxInput): void {

@@ -1,0 +1,25 @@
+import type { QuotedIdentifier } from '../identifiers/identifier.js';
+import { msFromNow, sql } from '../outbox/outbox-statements.js';
+
+/** The SQL of one inbox, written against its table. */
+export interface InboxStatements {
+  /** $1 consumer, $2 event id. One row affected: new; none: a duplicate (after waiting for a concurrent insert to end). */
+  readonly record: string;
+  /** $1 older-than ms, $2 limit. */
+  readonly purge: string;
+}
+
+/** One statement per call. */
+export function inboxStatements(table: QuotedIdentifier): InboxStatements {
+  return {
+    record: sql`INSERT INTO ${table} (consumer, event_id, processed_at) VALUES ($1, $2, statement_timestamp())
+      ON CONFLICT (consumer, event_id) DO NOTHING`,
+    purge: sql`WITH doomed AS (
+        SELECT consumer, event_id FROM ${table}
+        WHERE processed_at < ${msFromNow(sql`-$1`)}
+        ORDER BY processed_at LIMIT $2
+        FOR UPDATE SKIP LOCKED
+      )
+      DELETE FROM ${table} i USING doomed WHERE i.consumer = doomed.consumer AND i.event_id = doomed.event_id`,
+  };
+}

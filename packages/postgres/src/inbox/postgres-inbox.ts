@@ -1,0 +1,120 @@
+import {
+  assertInboxInput,
+  type EventListener,
+  type Inbox,
+  type InboxEvent,
+  type InboxInput,
+  type InboxOutcome,
+  OncelyError,
+  toStorageError,
+} from '@oncely/core';
+import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
+import { sqlDriver } from '../driver/sql-driver.js';
+import { qualifiedName, type QuotedIdentifier } from '../identifiers/identifier.js';
+import { inboxStatements } from './inbox-statements.js';
+
+/** The table `migrate()` creates for the inbox unless told otherwise. */
+export const DEFAULT_INBOX_TABLE = 'oncely_inbox';
+
+/** Options of {@link postgresInbox}. */
+export interface PostgresInboxOptions {
+  /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the inbox never closes it. */
+  readonly db: PostgresDb;
+  /** Inbox table (default `oncely_inbox`). */
+  readonly table?: string;
+  /** Schema of that table (default `public`). */
+  readonly schema?: string;
+  /** Told about every duplicate detected, per consumer. */
+  readonly onEvent?: EventListener<InboxEvent>;
+}
+
+/** A PostgreSQL inbox (processed-messages table) for idempotent consumers. */
+export interface PostgresInbox extends Inbox<PostgresTx> {
+  /** The quoted `"schema"."table"` it writes. */
+  readonly table: QuotedIdentifier;
+  /**
+   * Inserts `(consumer, eventId)` first in your transaction `tx`; if the pair is new, runs `fn(tx)`
+   * and resolves `processed`, otherwise runs nothing and resolves `duplicate`. The row and `fn`'s
+   * writes commit or roll back together: throw from `fn` (or roll back) and a redelivery applies the
+   * event again. A concurrent delivery of the same event waits on the primary key, then sees
+   * `duplicate` if the first one committed.
+   */
+  process(tx: PostgresTx, input: InboxInput, fn: (tx: PostgresTx) => Promise<unknown>): Promise<InboxOutcome>;
+  /** {@link process} in a transaction of its own on `db`: commits when `fn` resolves, rolls back when it throws. */
+  run(input: InboxInput, fn: (tx: PostgresTx) => Promise<unknown>): Promise<InboxOutcome>;
+  /**
+   * Deletes up to `limit` rows recorded more than `olderThanMs` ago; returns how many. Keep rows at
+   * least as long as an event can be redelivered (relay leases, stream retention, consumer downtime):
+   * after that, a late redelivery is applied again.
+   */
+  purgeProcessed(input: { readonly olderThanMs: number; readonly limit: number }): Promise<number>;
+}
+
+/**
+ * An {@link Inbox} on PostgreSQL, in the table `migrate()` creates (`sql/0003_inbox.sql`). Deliveries
+ * stay at-least-once; the effect on the state your transaction covers is effectively once.
+ *
+ * ```ts
+ * const inbox = postgresInbox({ db: pool });
+ * await inbox.run({ consumer: 'billing', eventId: event.eventId }, (tx) =>
+ *   tx.query('UPDATE accounts SET balance = balance + $1 WHERE id = $2', [event.payload.amount, event.aggregateId]));
+ * ```
+ */
+export function postgresInbox(options: PostgresInboxOptions): PostgresInbox {
+  const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_INBOX_TABLE);
+  const driver = sqlDriver(options.db);
+  const sql = inboxStatements(table);
+
+  async function process(tx: PostgresTx, input: InboxInput, fn: (tx: PostgresTx) => Promise<unknown>): Promise<InboxOutcome> {
+    assertInboxInput(input);
+    if (!tx || typeof tx.query !== 'function') {
+      throw new OncelyError('invalid_option', 'oncely/postgres: inbox.process needs the transaction handle (tx) to write in');
+    }
+    let rowCount: number;
+    try {
+      ({ rowCount } = await tx.query(sql.record, [input.consumer, input.eventId]));
+    } catch (error) {
+      throw toStorageError('postgres', 'inbox process', error);
+    }
+    if (rowCount === 0) {
+      try {
+        options.onEvent?.({ type: 'inbox_duplicate', at: Date.now(), consumer: input.consumer, eventId: input.eventId });
+      } catch {
+        // A failing metrics sink must not turn a duplicate into a failure (and a redelivery loop).
+      }
+      return 'duplicate';
+    }
+    await fn(tx);
+    return 'processed';
+  }
+
+  return {
+    table,
+    process,
+    async run(input, fn) {
+      let failed: { readonly error: unknown } | undefined;
+      const guarded = async (tx: PostgresTx) => {
+        try {
+          return await fn(tx);
+        } catch (error) {
+          failed = { error };
+          throw error;
+        }
+      };
+      try {
+        return await driver.transaction(async (tx) => ({ action: 'commit', value: await process(tx, input, guarded) }));
+      } catch (error) {
+        // fn's own errors pass through untouched; BEGIN or COMMIT failing is a storage failure.
+        if (failed && failed.error === error) throw error;
+        throw toStorageError('postgres', 'inbox run', error);
+      }
+    },
+    async purgeProcessed({ olderThanMs, limit }) {
+      try {
+        return (await driver.query(sql.purge, [olderThanMs, limit])).rowCount;
+      } catch (error) {
+        throw toStorageError('postgres', 'inbox purgeProcessed', error);
+      }
+    },
+  };
+}

@@ -1,0 +1,120 @@
+import type { QuotedIdentifier } from '../identifiers/identifier.js';
+
+declare const fragment: unique symbol;
+
+/** SQL text assembled only from literals, quoted identifiers and other fragments. */
+export type Fragment = string & { readonly [fragment]: true };
+
+/** A template tag that admits validated identifiers and fragments, never values: values are `$n` parameters. */
+export const sql = (strings: TemplateStringsArray, ...parts: (QuotedIdentifier | Fragment)[]): Fragment =>
+  strings.reduce((text, literal, index) => text + literal + (parts[index] ?? ''), '') as Fragment;
+
+/** `$n` milliseconds from this statement's instant, on the database clock. */
+export const msFromNow = (param: Fragment) => sql`statement_timestamp() + ${param}::float8 * interval '1 millisecond'`;
+
+/** An event as the source reports it: JSON as text and times as epoch ms, whatever the driver's parsers. */
+const eventColumns = (alias: Fragment) => sql`${alias}.event_id, ${alias}.aggregate_type, ${alias}.aggregate_id,
+    ${alias}.aggregate_seq::float8 AS aggregate_seq, ${alias}.event_type, ${alias}.payload::text AS payload,
+    floor(extract(epoch FROM ${alias}.created_at) * 1000)::float8 AS created_ms, ${alias}.attempts`;
+
+/** Still leased to the relay named in $1. */
+const heldBy = (alias: Fragment) =>
+  sql`${alias}.lease_owner = $1 AND ${alias}.lease_expires_at > statement_timestamp() AND ${alias}.published_at IS NULL`;
+
+/** The SQL of one outbox, written against its two tables. */
+export interface OutboxStatements {
+  /**
+   * Bumps the aggregate's sequence (or checks the caller's, which must be higher) and inserts the
+   * event, in one statement. $1 event id, $2 aggregate type, $3 aggregate id, $4 caller's sequence or
+   * NULL, $5 event type, $6 payload JSON and, with wake-ups, $7 the NOTIFY channel (delivered at
+   * commit). No row: the caller's sequence was not higher than the last one.
+   */
+  readonly enqueue: string;
+  /** Leases up to $2 claimable events to $1 for $3 ms; one per aggregate, the oldest unpublished. */
+  readonly claim: string;
+  /** $1 event ids. */
+  readonly markPublished: string;
+  /** $1 owner, $2 event ids, $3 delays in ms, $4 errors. */
+  readonly reschedule: string;
+  /** $1 owner, $2 event ids, $3 errors. */
+  readonly deadLetter: string;
+  /** $1 owner, $2 event ids. */
+  readonly release: string;
+  readonly stats: string;
+  /** $1 older-than ms, $2 limit. */
+  readonly purgePublished: string;
+  /** $1 event ids: dead letters become claimable again with a fresh attempt count. */
+  readonly requeue: string;
+}
+
+/**
+ * One statement per call. The claim is the heart: among unpublished events that are due, not
+ * dead-lettered and not leased, it takes those with no earlier unpublished event in their aggregate,
+ * locking them with `FOR UPDATE SKIP LOCKED` so concurrent relays split the work instead of queueing,
+ * and leases them on the database clock so a dead relay's events become claimable again.
+ */
+export function outboxStatements(outbox: QuotedIdentifier, sequences: QuotedIdentifier, notify: boolean): OutboxStatements {
+  const o = sql`o`;
+  const notification = notify ? sql`, pg_notify($7, '')::text AS notified` : sql``;
+  return {
+    enqueue: sql`WITH seq AS (
+        INSERT INTO ${sequences} AS s (aggregate_type, aggregate_id, last_seq)
+        VALUES ($2, $3, coalesce($4::bigint, 1))
+        ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE
+          SET last_seq = coalesce($4::bigint, s.last_seq + 1)
+          WHERE $4::bigint IS NULL OR s.last_seq < $4::bigint
+        RETURNING last_seq
+      ), inserted AS (
+        INSERT INTO ${outbox} (event_id, aggregate_type, aggregate_id, aggregate_seq, event_type, payload, created_at, next_attempt_at)
+        SELECT $1, $2, $3, seq.last_seq, $5, $6::jsonb, statement_timestamp(), statement_timestamp() FROM seq
+        RETURNING aggregate_seq::float8 AS aggregate_seq, floor(extract(epoch FROM created_at) * 1000)::float8 AS created_ms
+      )
+      SELECT inserted.*${notification} FROM inserted`,
+    claim: sql`WITH claimable AS (
+        SELECT o.event_id FROM ${outbox} o
+        WHERE o.published_at IS NULL
+          AND o.dead_lettered_at IS NULL
+          AND o.next_attempt_at <= statement_timestamp()
+          AND (o.lease_expires_at IS NULL OR o.lease_expires_at <= statement_timestamp())
+          AND NOT EXISTS (
+            SELECT 1 FROM ${outbox} earlier
+            WHERE earlier.aggregate_type = o.aggregate_type AND earlier.aggregate_id = o.aggregate_id
+              AND earlier.published_at IS NULL AND earlier.aggregate_seq < o.aggregate_seq)
+        ORDER BY o.created_at, o.event_id
+        LIMIT $2
+        FOR UPDATE OF o SKIP LOCKED
+      )
+      UPDATE ${outbox} o
+      SET attempts = o.attempts + 1, lease_owner = $1, lease_expires_at = ${msFromNow(sql`$3`)}
+      FROM claimable WHERE o.event_id = claimable.event_id
+      RETURNING ${eventColumns(o)}`,
+    markPublished: sql`UPDATE ${outbox}
+      SET published_at = statement_timestamp(), lease_owner = NULL, lease_expires_at = NULL
+      WHERE event_id = ANY($1::text[]) AND published_at IS NULL`,
+    reschedule: sql`UPDATE ${outbox} o
+      SET next_attempt_at = ${msFromNow(sql`r.delay_ms`)}, last_error = r.error, lease_owner = NULL, lease_expires_at = NULL
+      FROM unnest($2::text[], $3::float8[], $4::text[]) AS r(event_id, delay_ms, error)
+      WHERE o.event_id = r.event_id AND ${heldBy(o)}`,
+    deadLetter: sql`UPDATE ${outbox} o
+      SET dead_lettered_at = statement_timestamp(), last_error = r.error, lease_owner = NULL, lease_expires_at = NULL
+      FROM unnest($2::text[], $3::text[]) AS r(event_id, error)
+      WHERE o.event_id = r.event_id AND ${heldBy(o)}`,
+    release: sql`UPDATE ${outbox} o
+      SET attempts = greatest(o.attempts - 1, 0), lease_owner = NULL, lease_expires_at = NULL
+      WHERE o.event_id = ANY($2::text[]) AND ${heldBy(o)}`,
+    stats: sql`SELECT count(*)::float8 AS unpublished,
+        count(*) FILTER (WHERE dead_lettered_at IS NOT NULL)::float8 AS dead_lettered,
+        coalesce(floor(extract(epoch FROM statement_timestamp() - min(created_at)) * 1000), 0)::float8 AS oldest_ms
+      FROM ${outbox} WHERE published_at IS NULL`,
+    purgePublished: sql`WITH doomed AS (
+        SELECT event_id FROM ${outbox}
+        WHERE published_at IS NOT NULL AND published_at < ${msFromNow(sql`-$1`)}
+        ORDER BY published_at LIMIT $2
+        FOR UPDATE SKIP LOCKED
+      )
+      DELETE FROM ${outbox} o USING doomed WHERE o.event_id = doomed.event_id`,
+    requeue: sql`UPDATE ${outbox}
+      SET dead_lettered_at = NULL, attempts = 0, next_attempt_at = statement_timestamp()
+      WHERE event_id = ANY($1::text[]) AND dead_lettered_at IS NOT NULL AND published_at IS NULL`,
+  };
+}

@@ -1,0 +1,134 @@
+import {
+  type NewOutboxEvent,
+  OncelyError,
+  type OutboxEvent,
+  type OutboxSource,
+  prepareOutboxEvent,
+  toStorageError,
+} from '@oncely/core';
+import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
+import { sqlDriver } from '../driver/sql-driver.js';
+import { sqlState } from '../driver/sql-state.js';
+import { qualifiedName, type QuotedIdentifier, quoteIdentifier } from '../identifiers/identifier.js';
+import { outboxStatements } from './outbox-statements.js';
+import { outboxCall, postgresSource } from './postgres-source.js';
+
+/** The table `migrate()` creates for the outbox unless told otherwise. */
+export const DEFAULT_OUTBOX_TABLE = 'oncely_outbox';
+
+/** Options of {@link postgresOutbox}. */
+export interface PostgresOutboxOptions {
+  /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the outbox never closes it. */
+  readonly db: PostgresDb;
+  /** Outbox table (default `oncely_outbox`); its sequences live in `<table>_sequences`, as `migrate()` names them. */
+  readonly table?: string;
+  /** Schema of both tables (default `public`). */
+  readonly schema?: string;
+  /**
+   * LISTEN/NOTIFY channel that wakes idle relays at commit (default: the table name). `false` turns
+   * wake-ups off (PgBouncer in transaction mode cannot LISTEN): relays then poll.
+   */
+  readonly channel?: string | false;
+}
+
+/** A PostgreSQL transactional outbox. */
+export interface PostgresOutbox {
+  /** The quoted `"schema"."table"` holding the events. */
+  readonly table: QuotedIdentifier;
+  /**
+   * Writes an event in your transaction `tx` (the `tx` of `runInTransaction`, or any transaction on
+   * the same database), so it commits or rolls back with your business writes. Without an
+   * `aggregateSeq`, assigns the aggregate's next one; the sequence row it locks orders concurrent
+   * enqueues of one aggregate, so a higher sequence never commits before a lower one. A caller's
+   * `aggregateSeq` must be higher than every one enqueued for the aggregate (`outbox_sequence_conflict`
+   * otherwise). A failed enqueue leaves `tx` aborted: roll it back.
+   */
+  enqueue(tx: PostgresTx, event: NewOutboxEvent): Promise<OutboxEvent>;
+  /** What a relay claims from: `createRelay({ source: outbox.source, publisher })`. */
+  readonly source: OutboxSource;
+  /** Makes dead-lettered events claimable again with a fresh attempt count; returns how many. */
+  requeue(eventIds: readonly string[]): Promise<number>;
+}
+
+interface EnqueuedRow {
+  readonly aggregate_seq: number;
+  readonly created_ms: number;
+}
+
+/**
+ * A transactional outbox on PostgreSQL, in the tables `migrate()` creates (`sql/0002_outbox.sql`).
+ * `enqueue` runs in the caller's transaction; `source` gives relays (`createRelay` in `@oncely/core`)
+ * a claim where several relays can run at once: only the oldest unpublished event of each aggregate
+ * is claimable, under `FOR UPDATE SKIP LOCKED` and a lease on the database clock. Delivery is
+ * at-least-once: consumers deduplicate with an inbox (`postgresInbox`).
+ */
+export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
+  const schema = options.schema ?? 'public';
+  const tableName = options.table ?? DEFAULT_OUTBOX_TABLE;
+  const table = qualifiedName(schema, tableName);
+  const sequences = qualifiedName(schema, `${tableName}_sequences`);
+  const channel = options.channel === false ? undefined : (options.channel ?? tableName);
+  if (channel !== undefined) quoteIdentifier(channel, 'notification channel');
+  const driver = sqlDriver(options.db);
+  const sql = outboxStatements(table, sequences, channel !== undefined);
+
+  return {
+    table,
+    source: postgresSource(options.db, driver, sql, channel),
+    async enqueue(tx, input) {
+      const event = prepareOutboxEvent(input);
+      if (!tx || typeof tx.query !== 'function') {
+        throw new OncelyError('invalid_option', 'oncely/postgres: enqueue needs the transaction handle (tx) to write in');
+      }
+      const params = [
+        event.eventId,
+        event.aggregateType,
+        event.aggregateId,
+        event.aggregateSeq ?? null,
+        event.eventType,
+        event.payloadJson,
+        ...(channel === undefined ? [] : [channel]),
+      ];
+      let rows: EnqueuedRow[];
+      try {
+        ({ rows } = await tx.query<EnqueuedRow>(sql.enqueue, params));
+      } catch (error) {
+        throw enqueueError(error);
+      }
+      const row = rows[0];
+      if (!row) {
+        throw new OncelyError(
+          'outbox_sequence_conflict',
+          `oncely/postgres: aggregateSeq ${event.aggregateSeq} is not higher than the last sequence of ${event.aggregateType}/${event.aggregateId}`,
+        );
+      }
+      return {
+        eventId: event.eventId,
+        aggregateType: event.aggregateType,
+        aggregateId: event.aggregateId,
+        aggregateSeq: Number(row.aggregate_seq),
+        eventType: event.eventType,
+        payload: JSON.parse(event.payloadJson),
+        createdAt: new Date(Number(row.created_ms)),
+      };
+    },
+    async requeue(eventIds) {
+      const { rowCount } = await outboxCall('requeue', () => driver.query(sql.requeue, [eventIds]));
+      return rowCount;
+    },
+  };
+}
+
+/** Names the two refusals a caller can fix; everything else is a storage failure. */
+function enqueueError(error: unknown): OncelyError {
+  const state = sqlState(error);
+  if (state === '23505' && /_pkey/.test(String((error as { constraint?: unknown }).constraint ?? (error as Error).message))) {
+    return new OncelyError('invalid_event', 'oncely/postgres: an event with this eventId is already in the outbox', { cause: error });
+  }
+  if (state === '22P05') {
+    return new OncelyError('invalid_event', 'oncely/postgres: jsonb cannot store the character U+0000; remove it from the payload', {
+      cause: error,
+    });
+  }
+  return toStorageError('postgres', 'outbox enqueue', error);
+}

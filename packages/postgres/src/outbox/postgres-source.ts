@@ -1,0 +1,90 @@
+import { type ClaimedEvent, type OutboxSource, toStorageError } from '@oncely/core';
+import type { PostgresDb } from '../driver/postgres-db.js';
+import type { SqlDriver } from '../driver/sql-driver.js';
+import type { OutboxStatements } from './outbox-statements.js';
+import { openWakeUp } from './wake-up.js';
+
+/** A claimed row as the claim statement returns it. */
+interface EventRow {
+  readonly event_id: string;
+  readonly aggregate_type: string;
+  readonly aggregate_id: string;
+  readonly aggregate_seq: number;
+  readonly event_type: string;
+  readonly payload: string;
+  readonly created_ms: number;
+  readonly attempts: number;
+}
+
+interface StatsRow {
+  readonly unpublished: number;
+  readonly dead_lettered: number;
+  readonly oldest_ms: number;
+}
+
+const toClaimed = (row: EventRow): ClaimedEvent => ({
+  eventId: row.event_id,
+  aggregateType: row.aggregate_type,
+  aggregateId: row.aggregate_id,
+  aggregateSeq: Number(row.aggregate_seq),
+  eventType: row.event_type,
+  payload: JSON.parse(row.payload),
+  createdAt: new Date(Number(row.created_ms)),
+  attempt: Number(row.attempts),
+});
+
+/** Wraps every failure as a StorageError naming the outbox step, so relays report and fail closed. */
+export async function outboxCall<T>(operation: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw toStorageError('postgres', `outbox ${operation}`, error);
+  }
+}
+
+/**
+ * The relay side of a PostgreSQL outbox: every method is one statement on the database clock.
+ * With a `channel`, `subscribe` LISTENs for the NOTIFY that `enqueue` sends at commit.
+ */
+export function postgresSource(db: PostgresDb, driver: SqlDriver, sql: OutboxStatements, channel: string | undefined): OutboxSource {
+  const source: OutboxSource = {
+    name: 'postgres',
+    async claim({ owner, limit, leaseMs }) {
+      const { rows } = await outboxCall('claim', () => driver.query<EventRow>(sql.claim, [owner, limit, leaseMs]));
+      // RETURNING order is unspecified: hand the batch over oldest first.
+      return rows.map(toClaimed).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.eventId < b.eventId ? -1 : 1));
+    },
+    async markPublished(eventIds) {
+      await outboxCall('markPublished', () => driver.query(sql.markPublished, [eventIds]));
+    },
+    async reschedule({ owner, retries }) {
+      const params = [owner, retries.map((r) => r.eventId), retries.map((r) => r.delayMs), retries.map((r) => r.error)];
+      const { rowCount } = await outboxCall('reschedule', () => driver.query(sql.reschedule, params));
+      return rowCount;
+    },
+    async deadLetter({ owner, letters }) {
+      const params = [owner, letters.map((l) => l.eventId), letters.map((l) => l.error)];
+      const { rowCount } = await outboxCall('deadLetter', () => driver.query(sql.deadLetter, params));
+      return rowCount;
+    },
+    async release({ owner, eventIds }) {
+      const { rowCount } = await outboxCall('release', () => driver.query(sql.release, [owner, eventIds]));
+      return rowCount;
+    },
+    async stats() {
+      const { rows } = await outboxCall('stats', () => driver.query<StatsRow>(sql.stats));
+      const row = rows[0];
+      return {
+        unpublished: Number(row?.unpublished ?? 0),
+        oldestUnpublishedAgeMs: Math.max(0, Number(row?.oldest_ms ?? 0)),
+        deadLettered: Number(row?.dead_lettered ?? 0),
+      };
+    },
+    async purgePublished({ olderThanMs, limit }) {
+      const { rowCount } = await outboxCall('purgePublished', () => driver.query(sql.purgePublished, [olderThanMs, limit]));
+      return rowCount;
+    },
+  };
+  if (channel !== undefined) source.subscribe = () => outboxCall('subscribe', () => openWakeUp(db, channel));
+  return source;
+}

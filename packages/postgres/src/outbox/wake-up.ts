@@ -1,0 +1,127 @@
+import { type OutboxWakeUp, systemClock } from '@oncely/core';
+import type { PostgresDb } from '../driver/postgres-db.js';
+import { quoteIdentifier } from '../identifiers/identifier.js';
+
+/** A `pg` connection as far as LISTEN goes (`pg.Client` and pooled clients are event emitters). */
+interface PgListener {
+  query(text: string): Promise<unknown>;
+  on(event: 'notification', listener: (message: { channel: string }) => void): unknown;
+  on(event: 'error' | 'end', listener: (error?: unknown) => void): unknown;
+  removeListener(event: string, listener: (...args: never[]) => void): unknown;
+  release?(destroy?: boolean | Error): void;
+}
+
+/** PGlite's LISTEN. */
+interface PGliteListener {
+  listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
+}
+
+/** A live LISTEN: `close` ends it; `broken` turns true when its connection is lost. */
+interface Listening {
+  close(): Promise<void>;
+  readonly broken: () => boolean;
+}
+
+const isFunction = (value: unknown) => typeof value === 'function';
+
+/** LISTENs on `channel` with whatever `db` is, calling `notify` on every notification. */
+async function listen(db: PostgresDb, channel: string, notify: () => void): Promise<Listening> {
+  const quoted = quoteIdentifier(channel, 'notification channel');
+  const shape = db as Partial<PGliteListener & { connect(): Promise<PgListener>; totalCount: number }> & Partial<PgListener>;
+  if (isFunction(shape.listen)) {
+    const unlisten = await (db as unknown as PGliteListener).listen(channel, notify);
+    return { close: unlisten, broken: () => false };
+  }
+  // A pool lends a connection for as long as the relay listens; a single client listens itself.
+  const pooled = isFunction(shape.connect) && typeof shape.totalCount === 'number';
+  const connection = pooled ? await shape.connect!() : (db as unknown as PgListener);
+  if (!isFunction(connection.on)) throw new TypeError('oncely/postgres: LISTEN needs a pg connection that emits notifications');
+  let broken = false;
+  const onNotification = (message: { channel: string }) => {
+    if (message.channel === channel) notify();
+  };
+  const onLost = () => {
+    broken = true;
+    notify();
+  };
+  connection.on('notification', onNotification);
+  connection.on('error', onLost);
+  connection.on('end', onLost);
+  const detach = () => {
+    connection.removeListener('notification', onNotification);
+    connection.removeListener('error', onLost);
+    connection.removeListener('end', onLost);
+  };
+  try {
+    await connection.query(`LISTEN ${quoted}`);
+  } catch (error) {
+    detach();
+    connection.release?.(true);
+    throw error;
+  }
+  return {
+    broken: () => broken,
+    async close() {
+      detach();
+      if (pooled) {
+        // Destroyed rather than returned: a pooled connection must not carry a LISTEN to its next borrower.
+        connection.release?.(true);
+      } else if (!broken) {
+        await connection.query(`UNLISTEN ${quoted}`).catch(() => undefined);
+      }
+    },
+  };
+}
+
+/**
+ * Opens a LISTEN/NOTIFY wake-up on `channel`. A notification that arrives between two waits is kept,
+ * so none is lost; if the listening connection drops, waits fall back to plain polling and the next
+ * wait after `retryMs` listens again (and wakes at once, since notifications may have been missed).
+ * Behind PgBouncer in transaction mode LISTEN does not work: the relay then only polls.
+ */
+export async function openWakeUp(db: PostgresDb, channel: string, retryMs = 5_000): Promise<OutboxWakeUp> {
+  let pending = false;
+  let interrupt: (() => void) | undefined;
+  const notify = () => {
+    pending = true;
+    interrupt?.();
+  };
+  let listening: Listening | undefined = await listen(db, channel, notify);
+  let retryAt = 0;
+  let closed = false;
+
+  async function relisten(): Promise<void> {
+    if (systemClock.now() < retryAt) return;
+    retryAt = systemClock.now() + retryMs;
+    await listening?.close().catch(() => undefined);
+    listening = undefined;
+    try {
+      listening = await listen(db, channel, notify);
+      pending = true;
+    } catch {
+      // Still down: keep polling, try again later.
+    }
+  }
+
+  return {
+    async wait(timeoutMs, signal) {
+      if (!closed && (!listening || listening.broken())) await relisten();
+      if (!pending) {
+        const stop = new AbortController();
+        interrupt = () => stop.abort();
+        const onAbort = () => stop.abort();
+        signal.addEventListener('abort', onAbort, { once: true });
+        await systemClock.sleep(timeoutMs, stop.signal).catch(() => undefined);
+        signal.removeEventListener('abort', onAbort);
+        interrupt = undefined;
+      }
+      pending = false;
+    },
+    async close() {
+      closed = true;
+      interrupt?.();
+      await listening?.close();
+      listening = undefined;
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import { PGlite } from '@electric-sql/pglite';
+import { createIdempotency } from '@oncely/core';
+import { uniqueKey } from '@oncely/testkit';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runOutboxSourceConformance } from '../../../core/test/outbox/source-conformance.js';
+import { type PostgresTx, postgresOutbox, postgresStore } from '../../src/index.js';
+import { createPool, DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
+import { freshOutboxTable, outboxUnderTest } from './outbox-support.js';
+
+const pool = createPool();
+const schema = uniqueSchema('outbox');
+
+afterAll(async () => {
+  await dropSchema(pool, schema);
+  await pool.end();
+});
+
+runOutboxSourceConformance({ describe, it, expect }, {
+  name: 'postgres outbox (pg.Pool)',
+  createOutbox: () => outboxUnderTest(pool, schema),
+});
+
+describe('postgres outbox: a single pg.Client', () => {
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  const connected = client.connect();
+  afterAll(() => client.end());
+  runOutboxSourceConformance({ describe, it, expect }, {
+    name: 'postgres outbox (pg.Client)',
+    createOutbox: async () => {
+      await connected;
+      return outboxUnderTest(client, schema);
+    },
+    raceSize: 4,
+  });
+});
+
+describe('postgres outbox: PGlite', () => {
+  const db = new PGlite();
+  afterAll(() => db.close());
+  runOutboxSourceConformance({ describe, it, expect }, {
+    name: 'postgres outbox (PGlite)',
+    createOutbox: () => outboxUnderTest(db, 'public'),
+    raceSize: 4,
+  });
+
+  it('a runInTransaction handler enqueues in the same PGlite transaction', async () => {
+    const table = await freshOutboxTable(db, 'public');
+    const outbox = postgresOutbox({ db, table });
+    const engine = createIdempotency({ store: postgresStore({ db }) });
+    const request = { tenant: 'acme', operation: 'orders.create.v1', key: uniqueKey('k'), request: {} };
+    const handler = async ({ tx }: { tx: PostgresTx }) => {
+      await outbox.enqueue(tx, { aggregateType: 'order', aggregateId: 'ord_1', eventType: 'order.created.v1', payload: {} });
+      return { status: 201 };
+    };
+    expect((await engine.runInTransaction(request, handler)).kind).toBe('executed');
+    expect((await engine.runInTransaction(request, handler)).kind).toBe('replayed');
+    const claimed = await outbox.source.claim({ owner: 'r', limit: 10, leaseMs: 1_000 });
+    expect(claimed.map((event) => [event.aggregateId, event.aggregateSeq])).toEqual([['ord_1', 1]]);
+  });
+});
