@@ -1,4 +1,4 @@
-import { type IdempotencyRequest, type IdempotentResponse, isOncelyError, type RunResult } from '@oncely/core';
+import { type IdempotencyRequest, type IdempotentResponse, isOncelyError, OncelyError, type RunResult } from '@oncely/core';
 import type { CapturedResponse } from './captured-response.js';
 import type { HttpReply } from './http-reply.js';
 import { parseIdempotencyKey } from './idempotency-key-header.js';
@@ -123,7 +123,7 @@ export async function handleExchange<Req>(
 function validationProblem<Req>(config: ContractConfig<Req>, validation: Extract<ValidationResult, { kind: 'invalid' }>) {
   const status = validation.status ?? 400;
   if (!Number.isInteger(status) || status < 400 || status > 499) {
-    throw new TypeError(`oncely/http: validate must answer a 4xx status, got ${status}`);
+    throw new OncelyError('invalid_option', `oncely/http: validate must answer a 4xx status, got ${status}`);
   }
   return problemReply('invalid-request', config.profile, validation.detail, {
     status,

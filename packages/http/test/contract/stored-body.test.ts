@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeBody, encodeBody, isStoredBody } from '../../src/index.js';
+import { decodeBody, encodeBody, isStoredBody } from '../../src/contract/stored-body.js';
 
 const contentTypes = fc.constantFrom(
   undefined,
