@@ -29,6 +29,9 @@ export interface PgClientLike {
 /** A client checked out of a `pg.Pool`. */
 export interface PgPoolClientLike extends PgClientLike {
   release(error?: Error | boolean): void;
+  /** pg emits `error` on a checked-out client whose backend dies; unheard, it would crash the process. */
+  on?(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /** A `pg.Pool`: each transaction runs on its own checked-out connection. */

@@ -124,11 +124,16 @@ function poolDriver(pool: PgPoolLike): SqlDriver {
     async transaction(work) {
       const client = await pool.connect();
       let failure: Error | undefined;
+      const broken = (error: unknown) => {
+        failure ??= error instanceof Error ? error : new Error(String(error));
+      };
+      // A backend that dies while the handler runs (restart, pg_terminate_backend) must fail this
+      // transaction, not the process: pg-pool listens for errors only on idle clients.
+      client.on?.('error', broken);
       try {
-        return await pgTransaction(client, work, (error) => {
-          failure = error instanceof Error ? error : new Error(String(error));
-        });
+        return await pgTransaction(client, work, broken);
       } finally {
+        client.removeListener?.('error', broken);
         client.release(failure);
       }
     },

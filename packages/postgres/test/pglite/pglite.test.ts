@@ -1,13 +1,21 @@
 import { PGlite } from '@electric-sql/pglite';
 import { runStoreConformance } from '@oncely/testkit';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, postgresStore } from '../../src/index.js';
+import { createBusinessTables } from '../support/business.js';
 import { rawRecord } from '../support/database.js';
+import { transactionalBehaviours } from '../transactional/behaviours.js';
 
-// One embedded database for the file (starting PGlite takes seconds); one table per test.
+// One embedded database for the file, since starting PGlite takes seconds: the conformance suite
+// gets a table per test in `public`, the transactional behaviours their own schema.
 const db = new PGlite();
+const schema = 'payments';
 let tables = 0;
 
+beforeAll(async () => {
+  await migrate(db, { schema });
+  await createBusinessTables(db, schema);
+});
 afterAll(() => db.close());
 
 runStoreConformance({ describe, it, expect }, {
@@ -19,3 +27,5 @@ runStoreConformance({ describe, it, expect }, {
   },
   inspect: (store, scope) => rawRecord(db, store.table, scope),
 });
+
+transactionalBehaviours('PGlite', () => ({ db, schema }));

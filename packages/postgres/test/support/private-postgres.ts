@@ -1,0 +1,69 @@
+import { execFile } from 'node:child_process';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** Ports reserved for this package's private servers. */
+const PORTS = [55432, 55433, 55434, 55435, 55436, 55437, 55438, 55439];
+
+/** A PostgreSQL cluster of our own under /tmp, so a test may crash and restart it. */
+export interface PrivatePostgres {
+  readonly url: string;
+  start(): Promise<void>;
+  /** `immediate` is a crash: no checkpoint, clients cut off, recovery on the next start. */
+  stop(mode: 'immediate' | 'fast'): Promise<void>;
+  /** Stops the server if it runs and deletes its files. */
+  dispose(): Promise<void>;
+}
+
+const isFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+
+/**
+ * initdb, then starts a server on the first free port of 55432-55439. The server binaries come
+ * from `pg_config --bindir` (Debian's postgresql package); as root they run as the `postgres` user,
+ * since PostgreSQL refuses to run as root.
+ */
+export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+  const bin = (await run('pg_config', ['--bindir'])).stdout.trim();
+  let port: number | undefined;
+  for (const candidate of PORTS) if (port === undefined && (await isFree(candidate))) port = candidate;
+  if (port === undefined) throw new Error(`no free port in ${PORTS[0]}-${PORTS.at(-1)} for a private PostgreSQL`);
+  const root = process.getuid?.() === 0;
+  const dir = mkdtempSync(join(tmpdir(), 'oncely-pg-'));
+  if (root) {
+    const [uid, gid] = await Promise.all(['-u', '-g'].map(async (flag) => Number((await run('id', [flag, 'postgres'])).stdout)));
+    chownSync(dir, uid!, gid!);
+  }
+  const server = (tool: string, args: string[]) =>
+    root ? run('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]) : run(join(bin, tool), args);
+  const data = join(dir, 'data');
+  await server('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
+  let running = false;
+  const cluster: PrivatePostgres = {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    async start() {
+      await server('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-o', options, '-w', 'start']);
+      running = true;
+    },
+    async stop(mode) {
+      await server('pg_ctl', ['-D', data, '-m', mode, '-w', 'stop']);
+      running = false;
+    },
+    async dispose() {
+      if (running) await cluster.stop('immediate');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  await cluster.start();
+  return cluster;
+}
