@@ -70,7 +70,9 @@ export async function startPaymentsServer(label: string): Promise<PaymentsServer
       req.socket.destroy();
       return;
     }
-    response.headers.forEach((value, name) => res.setHeader(name, value));
+    response.headers.forEach((value, name) => {
+      res.setHeader(name, value);
+    });
     res.writeHead(response.status);
     res.end(body);
   });
