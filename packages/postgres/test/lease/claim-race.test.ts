@@ -1,8 +1,8 @@
-import type { ClaimInput, StoredResponse, TransactionDecision } from '@oncely/core';
+import { type ClaimInput, createIdempotency, type StoredResponse, type TransactionDecision } from '@oncely/core';
 import { uniqueKey } from '@oncely/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, postgresStore } from '../../src/index.js';
+import { migrate, type PostgresDb, postgresStore } from '../../src/index.js';
 import { countingPool, kinds } from '../support/counting-pool.js';
 import { createPool, DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
 import { blockedOnLock, gate, until } from '../support/wait.js';
@@ -48,17 +48,22 @@ function holdClaim(claim: ClaimInput, outcome: 'commit' | 'rollback') {
   return { claimed: claimed.opened, release: release.open, done };
 }
 
+/** A lease-mode claim started while `holdClaim` holds the key, answered once the holder ends. */
+async function claimBehind(key: string, outcome: 'commit' | 'rollback', waiter: { db: PostgresDb; name: string }) {
+  const scope = { ...input('x').scope, key };
+  const holder = holdClaim(input('first', { scope }), outcome);
+  await holder.claimed;
+  const waiting = postgresStore({ db: waiter.db, schema }).claim(input('second', { scope }));
+  await blockedOnLock(observer, waiter.name);
+  holder.release();
+  await holder.done;
+  return waiting;
+}
+
 describe('lease-mode claim racing an uncommitted claim of the same key', () => {
   it('reads the committed outcome once the first commits (the READ COMMITTED snapshot trap)', async () => {
-    const scope = { ...input('x').scope, key: uniqueKey('trap') };
-    const holder = holdClaim(input('first', { scope }), 'commit');
-    await holder.claimed;
     const counted = countingPool(waiterPool);
-    const waiter = postgresStore({ db: counted, schema }).claim(input('second', { scope }));
-    await blockedOnLock(observer, 'oncely-waiter');
-    holder.release();
-    expect(await holder.done).toBe('committed');
-    const result = await waiter;
+    const result = await claimBehind(uniqueKey('trap'), 'commit', { db: counted, name: 'oncely-waiter' });
     expect(result.kind).toBe('existing');
     if (result.kind !== 'existing') return;
     expect(result.record.state).toBe('succeeded');
@@ -68,46 +73,25 @@ describe('lease-mode claim racing an uncommitted claim of the same key', () => {
   });
 
   it('owns the key when the first rolls back', async () => {
-    const scope = { ...input('x').scope, key: uniqueKey('rollback') };
-    const holder = holdClaim(input('first', { scope }), 'rollback');
-    await holder.claimed;
-    const waiter = postgresStore({ db: waiterPool, schema }).claim(input('second', { scope }));
-    await blockedOnLock(observer, 'oncely-waiter');
-    holder.release();
-    await holder.done;
-    expect(await waiter).toEqual({ kind: 'claimed', fence: 1, takeover: false });
+    const result = await claimBehind(uniqueKey('rollback'), 'rollback', { db: waiterPool, name: 'oncely-waiter' });
+    expect(result).toEqual({ kind: 'claimed', fence: 1, takeover: false });
   });
 
   it('reads the new owner when it waited on a takeover of an expired record', async () => {
     const store = postgresStore({ db: observer, schema });
-    const scope = { ...input('x').scope, key: uniqueKey('expired') };
+    const key = uniqueKey('expired');
+    const scope = { ...input('x').scope, key };
     await store.claim(input('ancient', { scope, leaseMs: 1, retentionMs: 1 }));
     await until('the record expires by the database clock', async () => (await store.get(scope)) === undefined);
-    const holder = holdClaim(input('first', { scope }), 'commit');
-    await holder.claimed;
-    const waiter = postgresStore({ db: waiterPool, schema }).claim(input('second', { scope }));
-    await blockedOnLock(observer, 'oncely-waiter');
-    holder.release();
-    await holder.done;
-    const result = await waiter;
+    const result = await claimBehind(key, 'commit', { db: waiterPool, name: 'oncely-waiter' });
     expect(result.kind === 'existing' && result.record.response).toEqual(paid);
   });
 
   it('under REPEATABLE READ, retries the serialization failure and reads the committed outcome', async () => {
-    const repeatable = createPool({
-      max: 2,
-      application_name: 'oncely-waiter-rr',
-      options: '-c default_transaction_isolation=repeatable\\ read',
-    });
+    const name = 'oncely-waiter-rr';
+    const repeatable = createPool({ max: 2, application_name: name, options: '-c default_transaction_isolation=repeatable\\ read' });
     try {
-      const scope = { ...input('x').scope, key: uniqueKey('repeatable') };
-      const holder = holdClaim(input('first', { scope }), 'commit');
-      await holder.claimed;
-      const waiter = postgresStore({ db: repeatable, schema }).claim(input('second', { scope }));
-      await blockedOnLock(observer, 'oncely-waiter-rr');
-      holder.release();
-      await holder.done;
-      const result = await waiter;
+      const result = await claimBehind(uniqueKey('repeatable'), 'commit', { db: repeatable, name });
       expect(result.kind === 'existing' && result.record.response).toEqual(paid);
     } finally {
       await repeatable.end();
@@ -119,7 +103,6 @@ describe('lease-mode round trips', () => {
   it('a first request is 2 statements, a replay 1, a collision 1, a released attempt 2', async () => {
     const counted = countingPool(observer);
     const store = postgresStore({ db: counted, schema });
-    const { createIdempotency } = await import('@oncely/core');
     const engine = createIdempotency({ store });
     const request = { tenant: 'acme', operation: 'payments.create.v1', key: uniqueKey('trips'), request: { amount: 10 } };
     const measure = async (attempt: () => Promise<unknown>) => {
