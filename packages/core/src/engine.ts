@@ -40,6 +40,8 @@ export interface IdempotencyRequest {
   readonly fingerprint?: FingerprintOptions;
   /** The caller's cancellation (a closed HTTP connection); forwarded to the handler's signal. */
   readonly signal?: AbortSignal;
+  /** Largest body stored for this request (UTF-8 bytes of its JSON); replaces the engine's `maxStoredBytes`. */
+  readonly maxStoredBytes?: number;
 }
 
 /** What a handler receives in lease mode. */
@@ -149,13 +151,17 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
 
   async function prepare(request: IdempotencyRequest) {
     const scope = toScope(request);
+    const limitBytes = request.maxStoredBytes ?? maxStoredBytes;
+    if (!Number.isInteger(limitBytes) || limitBytes < 0) {
+      throw new OncelyError('invalid_option', `oncely: maxStoredBytes must be a non-negative integer, got ${limitBytes}`);
+    }
     const [print, keyHash] = await Promise.all([
       fingerprint(scope.operation, request.request, request.fingerprint ?? options.fingerprint),
       hashKey(scope.key),
     ]);
     const base = { tenant: scope.tenant, operation: scope.operation, keyHash };
     const claim: ClaimInput = { scope, fingerprint: print, token: globalThis.crypto.randomUUID(), leaseMs, retentionMs };
-    return { scope, keyHash, claim, base };
+    return { scope, keyHash, claim, base, limitBytes };
   }
 
   type Prepared = Awaited<ReturnType<typeof prepare>>;
@@ -196,11 +202,11 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
     }
     const serializable = response.body === undefined || json !== undefined;
     const bytes = json === undefined ? 0 : new TextEncoder().encode(json).length;
-    if (serializable && bytes <= maxStoredBytes) {
+    if (serializable && bytes <= prepared.limitBytes) {
       return json === undefined ? stripBody(response) : { ...stripBody(response), body: JSON.parse(json) };
     }
     const strategy = oversize === 'reference' && response.resourceId !== undefined ? 'reference' : 'omit';
-    report(prepared, { type: 'response_not_stored', bytes, limitBytes: maxStoredBytes, strategy });
+    report(prepared, { type: 'response_not_stored', bytes, limitBytes: prepared.limitBytes, strategy });
     return { ...stripBody(response), bodyOmitted: true };
   }
 

@@ -272,6 +272,15 @@ describe('large responses', () => {
     expect(replay).toEqual({ kind: 'replayed', state: 'succeeded', response: { status: 201, body: { rebuiltFrom: 'pay_big' } } });
   });
 
+  it('a request can lower the limit for itself, and the event reports the real size', async () => {
+    const events: EngineEvent[] = [];
+    const engine = createIdempotency({ store: memoryStore(), onEvent: (e) => events.push(e) });
+    await engine.run({ ...base, maxStoredBytes: 10 }, async () => ({ status: 200, body: { text: 'more than ten bytes' } }));
+    expect((await engine.get(base))?.response?.bodyOmitted).toBe(true);
+    expect(events.find((e) => e.type === 'response_not_stored')).toMatchObject({ bytes: 30, limitBytes: 10 });
+    expect(await codeOf(engine.run({ ...base, key: 'other', maxStoredBytes: -1 }, created))).toBe('invalid_option');
+  });
+
   it('a body that is not JSON is not stored, but the outcome still is', async () => {
     const engine = createIdempotency({ store: memoryStore() });
     await engine.run(base, async () => ({ status: 200, body: { n: 1n } }));

@@ -79,6 +79,7 @@ export async function handleExchange<Req>(
     request: fingerprint.request,
     fingerprint: fingerprint.options,
     signal: exchange.signal,
+    ...(config.maxStoredBodyBytes === undefined ? {} : { maxStoredBytes: config.maxStoredBodyBytes }),
   };
   let captured: CapturedResponse | undefined;
   const run = async (context: Parameters<Execute>[0]): Promise<IdempotentResponse> => {

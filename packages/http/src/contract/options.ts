@@ -70,7 +70,7 @@ export interface IdempotencyHttpOptions<Req, S extends IdempotencyStore = Idempo
     request: Req,
     body: unknown,
   ) => ValidationResult | undefined | Promise<ValidationResult | undefined>;
-  /** Largest response body stored, in bytes; a larger one follows the engine's `oversize` strategy. */
+  /** Largest stored body (UTF-8 bytes of its stored JSON form); a larger one follows the engine's `oversize` strategy. */
   readonly maxStoredBodyBytes?: number;
   /** Response headers stored and replayed (default {@link DEFAULT_REPLAYED_HEADERS}); replaces the list. */
   readonly replayHeaders?: readonly string[];

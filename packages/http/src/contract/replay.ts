@@ -9,9 +9,6 @@ export const REPLAYED_HEADER = 'idempotent-replayed';
 
 const encoder = new TextEncoder();
 
-/** Stands for a body over `maxStoredBodyBytes`: it has no JSON form, so the engine's `oversize` strategy applies. */
-const UNSTORABLE_BODY = Object.freeze({ toJSON: () => undefined });
-
 /** The allowlisted headers, names lowercased, multiple values joined as HTTP allows. */
 function allowedHeaders(headers: ResponseHeaders, allow: ReadonlySet<string>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -29,11 +26,10 @@ export function toIdempotentResponse<Req>(
 ): IdempotentResponse {
   const body = encodeBody(captured.body, headerValue(captured.headers, 'content-type'));
   const resourceId = config.resourceId?.({ status: captured.status, headers: captured.headers, body });
-  const tooLarge = config.maxStoredBodyBytes !== undefined && captured.body.length > config.maxStoredBodyBytes;
   return {
     status: captured.status,
     headers: allowedHeaders(captured.headers, config.replayHeaders),
-    body: tooLarge ? UNSTORABLE_BODY : body,
+    body,
     ...(resourceId === undefined ? {} : { resourceId }),
   };
 }
