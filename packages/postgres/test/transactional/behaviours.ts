@@ -101,6 +101,21 @@ export function transactionalBehaviours(name: string, setup: () => Transactional
       expect(await books()).toEqual({ charges: 1, amounts: [10], balance: 90 });
     });
 
+    it('a transaction that outlives leaseMs still saves its outcome: the row lock, not the lease, is the ownership', async () => {
+      const { schema, store, request, books, record, account } = await fixture();
+      const engine = createIdempotency({ store, leaseMs: 20 });
+      const attempt = request(10);
+      const slow = await engine.runInTransaction(attempt, async (context) => {
+        const response = await chargeHandler(schema, account, 10)(context);
+        // Wait on the database until the lease would have lapsed by its clock.
+        await context.tx.query('SELECT pg_sleep(0.1)');
+        return response;
+      });
+      expect(slow.kind).toBe('executed');
+      expect((await record(attempt.key))?.state).toBe('succeeded');
+      expect((await books()).charges).toBe(1);
+    });
+
     it('the transaction handle refuses SQL once the transaction has ended', async () => {
       const { engine, request } = await fixture();
       let kept: PostgresTx | undefined;
