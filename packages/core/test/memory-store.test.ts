@@ -1,21 +1,5 @@
-import { runStoreConformance } from '@oncely/testkit';
 import { describe, expect, it } from 'vitest';
 import { manualClock, memoryStore } from '../src/index.js';
-
-const clock = manualClock(Date.UTC(2026, 0, 1));
-
-runStoreConformance({ describe, it, expect }, {
-  name: 'memory store (manual clock)',
-  createStore: () => memoryStore({ clock }),
-  advanceTime: (ms) => clock.advance(ms),
-});
-
-runStoreConformance({ describe, it, expect }, {
-  name: 'memory store (system clock)',
-  createStore: () => memoryStore(),
-  shortLeaseMs: 100,
-  numRuns: 20,
-});
 
 describe('memory store cleanup', () => {
   it('purgeExpired frees the memory of expired records only', async () => {

@@ -2,7 +2,7 @@ import { uniqueKey } from '@oncely/testkit';
 import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The journal contract suite lives with the core for now (not yet published in @oncely/testkit).
-import { runJournalConformance } from '../../../core/test/journal/journal-conformance.js';
+import { runJournalConformance } from '@oncely/testkit';
 import { type MongoJournal, mongoJournal } from '../../src/index.js';
 import { DRIVERS, realServer, suiteTitle, testDatabaseName } from '../support/real-server.js';
 

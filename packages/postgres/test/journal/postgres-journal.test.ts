@@ -2,7 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { isStorageError } from '@oncely/core';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runJournalConformance } from '../../../core/test/journal/journal-conformance.js';
+import { runJournalConformance } from '@oncely/testkit';
 import { migrate, postgresJournal } from '../../src/index.js';
 import { createPool, DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
 

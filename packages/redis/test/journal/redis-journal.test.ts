@@ -1,7 +1,7 @@
 import { isStorageError } from '@oncely/core';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runJournalConformance } from '../../../core/test/journal/journal-conformance.js';
+import { runJournalConformance } from '@oncely/testkit';
 import { redisJournal } from '../../src/index.js';
 import { deleteByPrefix, REDIS_URL, runPrefix } from '../servers/shared-server.js';
 

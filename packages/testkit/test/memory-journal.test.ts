@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { manualClock, memoryJournal } from '../../src/index.js';
-import { runJournalConformance } from './journal-conformance.js';
+import { manualClock, memoryJournal } from '@oncely/core';
+import { runJournalConformance } from '../src/index.js';
 
 const clock = manualClock(Date.UTC(2026, 0, 1));
 

@@ -1,5 +1,5 @@
 import { isOncelyError, type JournalEntry, type JsonValue, type OperationJournal } from '@oncely/core';
-import { sleep, type TestRunner, uniqueKey } from '@oncely/testkit';
+import { sleep, type TestRunner, uniqueKey } from './runner.js';
 import fc from 'fast-check';
 
 /** Options of {@link runJournalConformance}. */
