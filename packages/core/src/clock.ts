@@ -13,19 +13,27 @@ function abortReason(signal: AbortSignal): unknown {
 }
 
 /** The real clock: `Date.now()` and timers that do not keep the process alive. */
+/** Timers fire at once past this delay (a 32-bit signed millisecond count), so longer sleeps are chained. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   sleep(ms, signal) {
     return new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(abortReason(signal));
+      let timer: ReturnType<typeof setTimeout>;
       const onAbort = () => {
         clearTimeout(timer);
         reject(abortReason(signal!));
       };
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, Math.max(0, ms));
+      const wait = (remaining: number) => {
+        timer = setTimeout(() => {
+          if (remaining > MAX_TIMER_MS) return wait(remaining - MAX_TIMER_MS);
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        }, Math.min(Math.max(0, remaining), MAX_TIMER_MS));
+      };
+      wait(ms);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   },
