@@ -1,0 +1,176 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createPool } from '../support/database.js';
+import { until } from '../support/wait.js';
+import { credit, createPipeline, type Pipeline } from './pipeline.js';
+import { assertBuilt, type Process, startProcess } from './process-control.js';
+
+const pool = createPool({ max: 12 });
+const started: Process[] = [];
+const pipelines: Pipeline[] = [];
+
+const start = (script: 'relay-process.mjs' | 'consumer-process.mjs', config: Record<string, unknown>) => {
+  const process = startProcess(script, config);
+  started.push(process);
+  return process;
+};
+const pipeline = async (label: string, partitions?: number) => {
+  const created = await createPipeline(pool, label, partitions);
+  pipelines.push(created);
+  return created;
+};
+
+beforeAll(() => assertBuilt());
+
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((process) => process.kill()));
+  await Promise.all(pipelines.splice(0).map((created) => created.close()));
+});
+
+afterAll(() => pool.end());
+
+describe('failure boundary 5: the relay dies between the broker’s acknowledgement and the mark', () => {
+  it('the event is published again after the lease lapses, and the consumer applies it once', async () => {
+    const p = await pipeline('relaykill');
+    await p.enqueue([credit('acct-1', 10)]);
+    const [stream] = p.streams as [string];
+
+    const doomed = start('relay-process.mjs', p.relayConfig({ pauseAt: 'published', leaseMs: 1_000 }));
+    const { eventIds } = await doomed.point('published');
+    // The broker has the event; the outbox still says unpublished.
+    expect((await p.entries()).map((entry) => entry.eventId)).toEqual(eventIds);
+    expect(await p.unpublished()).toBe(1);
+    await doomed.kill();
+
+    start('relay-process.mjs', p.relayConfig());
+    await until('the event is marked published', async () => (await p.unpublished()) === 0);
+    const entries = await p.entries();
+    expect(entries.map((entry) => entry.eventId)).toEqual([eventIds![0], eventIds![0]]);
+
+    const consumer = start('consumer-process.mjs', p.consumerConfig('c1', [stream]));
+    await consumer.point('duplicate');
+    await until('both entries are acknowledged', async () => (await p.pending(stream)) === 0);
+    expect((await p.applied()).map((row) => row.event_id)).toEqual([eventIds![0]]);
+    expect(await p.balance('acct-1')).toBe(10);
+  });
+});
+
+describe('failure boundary 6: the consumer dies after its mutation committed, before the acknowledgement', () => {
+  for (const recovery of ['another consumer takes the entry over with XAUTOCLAIM', 'the same consumer restarts and re-reads its pending entry']) {
+    it(`${recovery}: the redelivery is a duplicate and the mutation is not applied twice`, async () => {
+      const p = await pipeline('consumerkill');
+      await p.enqueue([credit('acct-1', 25), credit('acct-2', 5)]);
+      const [stream] = p.streams as [string];
+      start('relay-process.mjs', p.relayConfig());
+      await until('both events are published', async () => (await p.unpublished()) === 0);
+
+      const doomed = start('consumer-process.mjs', p.consumerConfig('c1', [stream], { pauseAt: 'applied', batchSize: 1 }));
+      const { eventId } = await doomed.point('applied');
+      // The mutation committed; the entry is still pending: the ack never happened.
+      expect((await p.applied()).map((row) => row.event_id)).toEqual([eventId]);
+      expect(await p.pending(stream)).toBe(1);
+      await doomed.kill();
+
+      const takeover = recovery.startsWith('another');
+      const survivor = start(
+        'consumer-process.mjs',
+        p.consumerConfig(takeover ? 'c2' : 'c1', [stream], { claimIdleMs: 500, claimIntervalMs: 100 }),
+      );
+      expect((await survivor.point('duplicate')).eventId).toBe(eventId);
+      await until('every entry is applied and acknowledged', async () => (await p.applied()).length === 2 && (await p.pending(stream)) === 0);
+      expect((await p.applied()).filter((row) => row.event_id === eventId)).toHaveLength(1);
+      expect([await p.balance('acct-1'), await p.balance('acct-2')]).toEqual([25, 5]);
+    });
+  }
+});
+
+describe('3 relays and 2 consumers under random relay kills', () => {
+  it('10,000 events over 200 aggregates: every event published at least once, applied exactly once, in aggregate_seq order', async () => {
+    const AGGREGATES = 200;
+    const PER_AGGREGATE = 50;
+    const p = await pipeline('crowd', 2);
+    const accounts = Array.from({ length: AGGREGATES }, (_, i) => `acct-${i}`);
+    const amountOf = (seq: number) => (seq % 7) + 1;
+
+    // Each stream has one consumer, so each aggregate (routed to one stream) is applied in order.
+    for (const [index, stream] of p.streams.entries()) {
+      start('consumer-process.mjs', p.consumerConfig(`consumer-${index}`, [stream], { batchSize: 100 }));
+    }
+    let kills = 0;
+    let killedAfterPublish = 0;
+    const relays: Process[] = [];
+    const spawnRelay = () => {
+      // Some relays stop at the named point right after the broker acknowledged a batch.
+      const relay = start('relay-process.mjs', p.relayConfig({ batchSize: 50, leaseMs: 1_500, pauseAt: Math.random() < 0.3 ? 'published' : undefined }));
+      relays.push(relay);
+      void relay
+        .point('published')
+        .then(async () => {
+          killedAfterPublish += 1;
+          await replace(relay);
+        })
+        .catch(() => undefined);
+    };
+    const replace = async (relay: Process) => {
+      const index = relays.indexOf(relay);
+      if (index < 0) return;
+      relays.splice(index, 1);
+      kills += 1;
+      await relay.kill();
+      spawnRelay();
+    };
+    for (let i = 0; i < 3; i++) spawnRelay();
+
+    // The business keeps writing while relays die: 10,000 events, 50 per account, 100 per transaction,
+    // four writers on their own accounts.
+    const writing = Promise.all(
+      [0, 1, 2, 3].map(async (writer) => {
+        const mine = accounts.slice(writer * 50, writer * 50 + 50);
+        for (let seq = 1; seq <= PER_AGGREGATE; seq += 2) {
+          await p.enqueue(mine.flatMap((a) => [credit(a, amountOf(seq)), credit(a, amountOf(seq + 1))]));
+        }
+      }),
+    );
+    let done = false;
+    const killing = (async () => {
+      while (!done && kills < 12) {
+        await new Promise((resolve) => setTimeout(resolve, 400 + Math.random() * 800));
+        const victim = relays[Math.floor(Math.random() * relays.length)];
+        if (!done && victim) await replace(victim);
+      }
+    })();
+    const began = Date.now();
+    await writing;
+    const written = Date.now() - began;
+    await until('every event is published', async () => (await p.unpublished()) === 0, 45_000);
+    done = true;
+    const allPublished = Date.now() - began;
+    await killing;
+    await until(
+      'every event is applied and acknowledged',
+      async () => (await p.applied()).length >= AGGREGATES * PER_AGGREGATE && (await p.pending(p.streams[0]!)) + (await p.pending(p.streams[1]!)) === 0,
+      30_000,
+    );
+    const allApplied = Date.now() - began;
+
+    // Published at least once: every event reached a stream; duplicates are expected after kills.
+    const entries = await p.entries();
+    const published = new Set(entries.map((entry) => entry.eventId));
+    expect(published.size).toBe(AGGREGATES * PER_AGGREGATE);
+    expect(kills).toBeGreaterThanOrEqual(3);
+    if (killedAfterPublish > 0) expect(entries.length).toBeGreaterThan(published.size);
+
+    // Applied exactly once, and in aggregate_seq order per aggregate.
+    const applied = await p.applied();
+    expect(applied.length).toBe(AGGREGATES * PER_AGGREGATE);
+    expect(new Set(applied.map((row) => row.event_id)).size).toBe(applied.length);
+    const sequences = new Map<string, number[]>();
+    for (const row of applied) sequences.set(row.aggregate_id, [...(sequences.get(row.aggregate_id) ?? []), row.aggregate_seq]);
+    const expected = Array.from({ length: PER_AGGREGATE }, (_, i) => i + 1);
+    for (const account of accounts) expect(sequences.get(account)).toEqual(expected);
+    const total = expected.reduce((sum, seq) => sum + amountOf(seq), 0);
+    for (const account of accounts.slice(0, 10)) expect(await p.balance(account)).toBe(total);
+    console.log(
+      `crowd: ${entries.length} stream entries for ${published.size} events (${entries.length - published.size} republished), ${kills} relay kills (${killedAfterPublish} right after a publish); written ${written} ms, published ${allPublished} ms, applied ${allApplied} ms`,
+    );
+  }, 90_000);
+});
