@@ -286,8 +286,16 @@ export function createRelay(options: RelayOptions): Relay {
           resubscribeAt = clock.now() + config.errorBackoff.capMs;
           wakeUp = await subscribe();
         }
-        if (wakeUp) await wakeUp.wait(config.pollIntervalMs, wake.signal);
-        else await clock.sleep(config.pollIntervalMs, wake.signal).catch(ignore);
+        if (wakeUp) {
+          try {
+            await wakeUp.wait(config.pollIntervalMs, wake.signal);
+          } catch (error) {
+            // A wake-up that breaks its promise never to reject is dropped: the relay polls instead.
+            emit({ type: 'relay_error', stage: 'subscribe', error, retryInMs: config.pollIntervalMs });
+            await wakeUp.close().catch(ignore);
+            wakeUp = undefined;
+          }
+        } else await clock.sleep(config.pollIntervalMs, wake.signal).catch(ignore);
       }
     } finally {
       await wakeUp?.close().catch(ignore);

@@ -313,6 +313,31 @@ describe('relay: loop, stop and observability', () => {
     await relay.stop();
   });
 
+  it('a wake-up that fails is dropped and the relay polls instead', async () => {
+    const { clock, outbox, broker, events, onEvent } = setup();
+    let closed = false;
+    const source = {
+      ...outbox.source,
+      subscribe: async () => ({
+        wait: async () => {
+          throw new Error('listener connection lost');
+        },
+        close: async () => {
+          closed = true;
+        },
+      }),
+    };
+    const relay = createRelay({ source, publisher: broker.publisher(), pollIntervalMs: 1_000, statsIntervalMs: 0, purge: false, clock, onEvent });
+    relay.start();
+    await clock.advance(0);
+    expect(closed).toBe(true);
+    expect(events.find((event) => event.type === 'relay_error')).toMatchObject({ stage: 'subscribe' });
+    outbox.enqueue(order('a'));
+    await clock.advance(1_000);
+    expect(broker.log).toHaveLength(1);
+    await relay.stop();
+  });
+
   it('without a wake-up, an idle relay polls every pollIntervalMs', async () => {
     const { clock, outbox, broker } = setup();
     const relay = createRelay({ source: outbox.source, publisher: broker.publisher(), pollIntervalMs: 1_000, clock });

@@ -85,6 +85,6 @@ export function postgresSource(db: PostgresDb, driver: SqlDriver, sql: OutboxSta
       return rowCount;
     },
   };
-  if (channel !== undefined) source.subscribe = () => outboxCall('subscribe', () => openWakeUp(db, channel));
+  if (channel !== undefined) source.subscribe = () => outboxCall('subscribe', () => openWakeUp(db, driver, channel));
   return source;
 }

@@ -1,5 +1,5 @@
 import { type OutboxWakeUp, systemClock } from '@oncely/core';
-import type { PostgresDb } from '../driver/postgres-db.js';
+import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
 import { quoteIdentifier } from '../identifiers/identifier.js';
 
 /** A `pg` connection as far as LISTEN goes (`pg.Client` and pooled clients are event emitters). */
@@ -24,8 +24,12 @@ interface Listening {
 
 const isFunction = (value: unknown) => typeof value === 'function';
 
-/** LISTENs on `channel` with whatever `db` is, calling `notify` on every notification. */
-async function listen(db: PostgresDb, channel: string, notify: () => void): Promise<Listening> {
+/**
+ * LISTENs on `channel` with whatever `db` is, calling `notify` on every notification. A single
+ * `pg.Client` takes its LISTEN through `serial` (the driver's queue), so it never lands inside a
+ * transaction that is open on that connection.
+ */
+async function listen(db: PostgresDb, serial: PostgresTx, channel: string, notify: () => void): Promise<Listening> {
   const quoted = quoteIdentifier(channel, 'notification channel');
   const shape = db as Partial<PGliteListener & { connect(): Promise<PgListener>; totalCount: number }> & Partial<PgListener>;
   if (isFunction(shape.listen)) {
@@ -52,11 +56,12 @@ async function listen(db: PostgresDb, channel: string, notify: () => void): Prom
     connection.removeListener('error', onLost);
     connection.removeListener('end', onLost);
   };
+  const run = (text: string) => (pooled ? connection.query(text) : serial.query(text));
   try {
-    await connection.query(`LISTEN ${quoted}`);
+    await run(`LISTEN ${quoted}`);
   } catch (error) {
     detach();
-    connection.release?.(true);
+    if (pooled) connection.release?.(true);
     throw error;
   }
   return {
@@ -67,7 +72,7 @@ async function listen(db: PostgresDb, channel: string, notify: () => void): Prom
         // Destroyed rather than returned: a pooled connection must not carry a LISTEN to its next borrower.
         connection.release?.(true);
       } else if (!broken) {
-        await connection.query(`UNLISTEN ${quoted}`).catch(() => undefined);
+        await run(`UNLISTEN ${quoted}`).catch(() => undefined);
       }
     },
   };
@@ -79,14 +84,14 @@ async function listen(db: PostgresDb, channel: string, notify: () => void): Prom
  * wait after `retryMs` listens again (and wakes at once, since notifications may have been missed).
  * Behind PgBouncer in transaction mode LISTEN does not work: the relay then only polls.
  */
-export async function openWakeUp(db: PostgresDb, channel: string, retryMs = 5_000): Promise<OutboxWakeUp> {
+export async function openWakeUp(db: PostgresDb, serial: PostgresTx, channel: string, retryMs = 5_000): Promise<OutboxWakeUp> {
   let pending = false;
   let interrupt: (() => void) | undefined;
   const notify = () => {
     pending = true;
     interrupt?.();
   };
-  let listening: Listening | undefined = await listen(db, channel, notify);
+  let listening: Listening | undefined = await listen(db, serial, channel, notify);
   let retryAt = 0;
   let closed = false;
 
@@ -96,7 +101,7 @@ export async function openWakeUp(db: PostgresDb, channel: string, retryMs = 5_00
     await listening?.close().catch(() => undefined);
     listening = undefined;
     try {
-      listening = await listen(db, channel, notify);
+      listening = await listen(db, serial, channel, notify);
       pending = true;
     } catch {
       // Still down: keep polling, try again later.

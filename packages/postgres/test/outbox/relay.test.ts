@@ -1,9 +1,10 @@
 import { createRelay, type OutboxSource, type Publisher, type RelayEvent } from '@oncely/core';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyWithInbox, memoryBroker } from '../../../core/test/outbox/memory-broker.js';
-import { type PostgresOutbox, postgresOutbox } from '../../src/index.js';
+import { type PostgresOutbox, postgresOutbox, sqlDriver } from '../../src/index.js';
 import { openWakeUp } from '../../src/outbox/wake-up.js';
-import { createPool, dropSchema, uniqueSchema } from '../support/database.js';
+import { createPool, DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
 import { until } from '../support/wait.js';
 import { enqueueCommitted, freshOutboxTable } from './outbox-support.js';
 
@@ -53,9 +54,28 @@ describe('relay over the Postgres outbox', () => {
     }
   });
 
+  it('on a single pg.Client, the relay listens on that connection and is woken too', async () => {
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    const table = await freshOutboxTable(client, schema);
+    const outbox = postgresOutbox({ db: client, schema, table });
+    const broker = memoryBroker();
+    const watched = counting(outbox.source);
+    const relay = createRelay({ source: watched.source, publisher: broker.publisher(), pollIntervalMs: 600_000, statsIntervalMs: 0, purge: false });
+    relay.start();
+    try {
+      await until('the relay went idle', async () => watched.claims >= 1);
+      await enqueueCommitted(client, outbox, credit('acct-1'));
+      await until('the woken relay published', async () => broker.log.length === 1);
+    } finally {
+      await relay.stop();
+      await client.end();
+    }
+  });
+
   it('when the LISTEN connection is terminated, the wake-up polls, then listens again', async () => {
     const channel = `wake_${Math.random().toString(36).slice(2, 8)}`;
-    const wakeUp = await openWakeUp(pool, channel, 50);
+    const wakeUp = await openWakeUp(pool, sqlDriver(pool), channel, 50);
     const never = new AbortController().signal;
     try {
       const { rows } = await pool.query(
