@@ -115,10 +115,16 @@ export function startClient(config: ClientConfig): Client {
   };
 }
 
-/** Runs a client to completion and returns the results of its first round. */
-export async function runClient(config: ClientConfig): Promise<CallerResult[]> {
+/** Runs a client to completion and returns each round's results. */
+export async function runClient(config: ClientConfig): Promise<CallerResult[][]> {
   const client = startClient(config);
-  const { results } = await client.point('round-1');
+  const rounds: CallerResult[][] = [];
+  for (let round = 1; round <= (config.rounds ?? 1); round++) rounds.push((await client.point(`round-${round}`)).results ?? []);
   await client.exited;
-  return results ?? [];
+  return rounds;
+}
+
+/** Runs a one-caller, one-round client and returns its outcome. */
+export async function runOnce(config: ClientConfig): Promise<CallerResult | undefined> {
+  return (await runClient(config))[0]?.[0];
 }
