@@ -7,10 +7,18 @@ import pg from 'pg';
 import { type BenchOptions, parseOptions } from './cli/options.js';
 import { describeMachine, localMachine, type MachineInfo } from './harness/machine.js';
 import { createReport } from './harness/report.js';
+import { runPostgresSuite } from './postgres/postgres-suite.js';
 import { runRedisSuite } from './redis/redis-suite.js';
 import { type PrivateRedis, startPrivateRedis } from './servers/private-redis.js';
 
 const resultsDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'results');
+
+/** The installed version of `name`, read from its package.json (which its exports may hide). */
+async function packageVersion(name: string): Promise<string> {
+  let dir = dirname(createRequire(import.meta.url).resolve(name));
+  while (!dir.endsWith(join('node_modules', name))) dir = dirname(dir);
+  return (JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
+}
 
 async function serverVersions(redis: PrivateRedis | undefined, options: BenchOptions): Promise<Partial<MachineInfo>> {
   const info: { redis?: string; postgres?: string; pglite?: string } = {};
@@ -26,9 +34,7 @@ async function serverVersions(redis: PrivateRedis | undefined, options: BenchOpt
     const { rows } = await client.query<{ version: string }>('SELECT version()');
     await client.end();
     info.postgres = rows[0]!.version.split(' on ')[0]!;
-    const require = createRequire(import.meta.url);
-    const pglite = JSON.parse(await readFile(require.resolve('@electric-sql/pglite/package.json'), 'utf8')) as { version: string };
-    info.pglite = pglite.version;
+    info.pglite = await packageVersion('@electric-sql/pglite');
   }
   return info;
 }
@@ -52,6 +58,7 @@ async function main(): Promise<void> {
     );
     for (const suite of options.suites) {
       if (suite === 'redis') await runRedisSuite(redis!, options, report);
+      if (suite === 'postgres') await runPostgresSuite(options, report);
     }
     const file = await report.write(resultsDir, options.mode === 'full' ? `${date}.md` : `${date}-quick.md`);
     console.log(`bench: wrote ${file} in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);

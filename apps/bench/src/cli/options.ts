@@ -52,7 +52,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     httpDurationSec: quick ? 1 : 5,
     countOps: quick ? 100 : 500,
     replayKeys: 1_000,
-    raceKeys: 1_000,
+    raceKeys: quick ? 200 : 1_000,
     raceDuplicates: 32,
     jitterSeeds: quick ? 20 : 100,
     outboxEvents: quick ? 2_000 : 20_000,

@@ -1,14 +1,19 @@
+import { createIdempotency } from '@oncely/core';
+import { redisStore } from '@oncely/redis';
 import { Redis } from 'ioredis';
 import type { BenchOptions } from '../cli/options.js';
 import { type AlternatingResult, alternate, medianRatio } from '../harness/alternating.js';
-import { formatMs, formatRate, formatRatio, markdownTable } from '../harness/markdown.js';
+import { formatRatio, markdownTable } from '../harness/markdown.js';
 import { type RaceResult, runRace } from '../harness/race.js';
+import { raceTable } from '../harness/race-table.js';
 import type { Report } from '../harness/report.js';
+import { throughputTable } from '../harness/throughput-table.js';
 import { firstRequestContender, replayContender, seedKeys } from '../harness/workload-runs.js';
 import { expressIdempotencySubject } from '../peers/express-idempotency.js';
 import { nodeIdempotencySubject } from '../peers/node-idempotency.js';
 import { powertoolsSubject } from '../peers/powertools.js';
 import type { PrivateRedis } from '../servers/private-redis.js';
+import { oncelyLeaseSubject } from '../subjects/oncely-subject.js';
 import { type Operations, subjectOperations } from '../subjects/operations.js';
 import { paymentEffect } from '../subjects/payment-effect.js';
 import type { IdempotentSubject } from '../subjects/subject.js';
@@ -30,6 +35,7 @@ interface Entry {
 
 const RAW = 'raw ioredis (same round trips)';
 const RAW_PIPELINED = 'raw ioredis + enableAutoPipelining';
+const ONCELY = 'oncely (@oncely/redis)';
 const CONCURRENCIES = [1, 32] as const;
 
 /**
@@ -67,6 +73,13 @@ export async function runRedisSuite(redis: PrivateRedis, options: BenchOptions, 
   const flush = () => admin.flushall();
 
   try {
+    const oncely = (pipelined: boolean) =>
+      oncelyLeaseSubject(
+        pipelined ? `${ONCELY} + enableAutoPipelining` : ONCELY,
+        createIdempotency({ store: redisStore({ client: client(pipelined), prefix: `${prefix}:oncely:` }) }),
+      );
+    addSubject(oncely(false), false, true);
+    addSubject(oncely(true), true, true);
     addSubject(await nodeIdempotencySubject(redis.url, prefix), false, false);
     addSubject(await powertoolsSubject(redis.url, prefix), false, false);
     addSubject(await expressIdempotencySubject(redis.url, prefix), false, false);
@@ -97,7 +110,10 @@ export async function runRedisSuite(redis: PrivateRedis, options: BenchOptions, 
         await flush();
         report.section(
           `Redis: ${workload === 'first' ? 'first requests (unique keys)' : 'replays'}, concurrency ${concurrency}`,
-          throughputTable(result, active),
+          throughputTable(
+            result,
+            active.map((e) => ({ name: e.ops.name, baseline: e.ops.name === e.baseline ? undefined : e.baseline })),
+          ),
         );
       }
     }
@@ -117,7 +133,7 @@ export async function runRedisSuite(redis: PrivateRedis, options: BenchOptions, 
     await flush();
     report.section(
       `Redis: race, ${options.raceKeys.toLocaleString('en-US')} keys × ${options.raceDuplicates} concurrent duplicates`,
-      raceTable(races),
+      [raceTable(races), '', 'Every duplicate of a key is fired at once through one client connection; 8 keys are in flight at a time.'].join('\n'),
     );
     report.section('Redis: headline ratios (median of per-round ratios)', headlineTable(results, entries, options.rounds));
   } finally {
@@ -148,43 +164,6 @@ function roundTripTable(counts: Map<string, { first: CommandsPerOperation; repla
     '',
     'Sent commands come from `MONITOR` (client commands only); `INFO commandstats` deltas also count the',
     'commands a Lua script runs inside the server. Counted over sequential, unpipelined calls.',
-  ].join('\n');
-}
-
-function throughputTable(result: AlternatingResult, active: readonly Entry[]): string {
-  const oncely = active.find((e) => e.oncely && !e.pipelined);
-  const rows = active.map((entry) => {
-    const r = result.byName.get(entry.ops.name)!;
-    return [
-      entry.ops.name,
-      formatRate(r.medianOpsPerSec),
-      formatMs(r.medianP50),
-      formatMs(r.medianP99),
-      entry.ops.name === entry.baseline ? '1.00×' : formatRatio(medianRatio(result, entry.ops.name, entry.baseline)),
-      oncely && entry.subject && !entry.oncely ? formatRatio(medianRatio(result, oncely.ops.name, entry.ops.name)) : '',
-    ];
-  });
-  return markdownTable(['contender', 'ops/s (median)', 'p50 ms', 'p99 ms', '/ raw baseline', 'oncely / this'], rows);
-}
-
-function raceTable(races: readonly RaceResult[]): string {
-  const rows = races.map((r) => [
-    r.name,
-    r.executions.toLocaleString('en-US'),
-    r.duplicatedKeys,
-    r.lostKeys,
-    r.outcomes.executed,
-    r.outcomes.replayed,
-    r.outcomes.in_progress,
-    r.outcomes.rejected,
-  ]);
-  return [
-    markdownTable(
-      ['library', 'side effects (correct: keys)', 'keys run twice+', 'keys never run', 'executed', 'replayed', 'in progress (409)', 'rejected'],
-      rows,
-    ),
-    '',
-    'Every duplicate of a key is fired at once through one client connection; 8 keys are in flight at a time.',
   ].join('\n');
 }
 

@@ -1,0 +1,85 @@
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { type PgRoundTripProxy, startPgRoundTripProxy } from '../servers/pg-round-trip-proxy.js';
+import { pgliteTransaction, pgTransaction } from './business-transaction.js';
+import type { TrafficCounter } from './count-round-trips.js';
+import type { DatabaseHandles } from './contenders.js';
+import { countingPglite } from './pglite-call-counter.js';
+import { ONCELY_TABLE, PAYMENTS, RAW_TABLE, resetSchema, SCHEMA } from './schema.js';
+
+/** A database twice over: direct handles for timing, counted handles for round trips. */
+export interface Backend {
+  /** `pg` or `PGlite`. */
+  readonly label: string;
+  /** What the counts mean on this backend, for the table's footnote. */
+  readonly countedBy: string;
+  readonly timed: DatabaseHandles;
+  readonly counted: DatabaseHandles;
+  readonly counter: TrafficCounter;
+  /** Concurrency levels worth timing: PGlite is one embedded connection. */
+  readonly concurrencies: readonly number[];
+  /** Empties the bench tables between workloads, so every workload starts from the same size. */
+  truncate(): Promise<void>;
+  /** Payment rows committed for keys starting with `prefix`. */
+  paymentRows(prefix: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+const TRUNCATE = `TRUNCATE ${SCHEMA}.${ONCELY_TABLE}, ${SCHEMA}.${RAW_TABLE}, ${PAYMENTS}`;
+const COUNT_PAYMENTS = `SELECT count(*)::int AS n FROM ${PAYMENTS} WHERE idempotency_key LIKE $1 || '%'`;
+
+/** The shared PostgreSQL server: a pool for timing, a second pool behind the counting proxy. */
+export async function pgBackend(databaseUrl: string, poolSize: number): Promise<Backend> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
+  let proxy: PgRoundTripProxy | undefined;
+  let countedPool: pg.Pool | undefined;
+  try {
+    await resetSchema(pool, (statement) => pool.query(statement));
+    proxy = await startPgRoundTripProxy(databaseUrl);
+    countedPool = new pg.Pool({ connectionString: proxy.url, max: 2 });
+  } catch (error) {
+    await countedPool?.end();
+    await proxy?.close();
+    await pool.end();
+    throw error;
+  }
+  const counting = proxy;
+  const countedHandles = countedPool;
+  return {
+    label: 'pg',
+    countedBy: 'a TCP proxy in front of PostgreSQL counting protocol messages: `Query` + `Sync` = round trips, `Query` + `Execute` = statements',
+    timed: { db: pool, raw: pool, transaction: pgTransaction(pool) },
+    counted: { db: countedHandles, raw: countedHandles, transaction: pgTransaction(countedHandles) },
+    counter: () => counting.traffic(),
+    concurrencies: [1, 32],
+    truncate: async () => {
+      await pool.query(TRUNCATE);
+    },
+    paymentRows: async (prefix) => (await pool.query<{ n: number }>(COUNT_PAYMENTS, [prefix])).rows[0]!.n,
+    async close() {
+      await countedHandles.end();
+      await counting.close();
+      await pool.end();
+    },
+  };
+}
+
+/** An in-memory PGlite; the counted handles are the same instance seen through a counting proxy. */
+export async function pgliteBackend(): Promise<Backend> {
+  const db = await PGlite.create();
+  await resetSchema(db, (statement) => db.exec(statement));
+  const counting = countingPglite(db);
+  return {
+    label: 'PGlite',
+    countedBy: 'calls into PGlite (`query`, `exec`, plus the BEGIN and COMMIT/ROLLBACK its `transaction()` sends itself): there is no socket',
+    timed: { db, raw: db, transaction: pgliteTransaction(db) },
+    counted: { db: counting.db, raw: counting.db, transaction: pgliteTransaction(counting.db) },
+    counter: () => counting.calls(),
+    concurrencies: [1],
+    truncate: async () => {
+      await db.exec(TRUNCATE);
+    },
+    paymentRows: async (prefix) => (await db.query<{ n: number }>(COUNT_PAYMENTS, [prefix])).rows[0]!.n,
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,26 @@
+import pg from 'pg';
+
+/** The database the bench owns on a shared server: created once, never dropped. */
+export const BENCH_DATABASE = 'oncely_bench';
+
+/** Creates {@link BENCH_DATABASE} next to the database of `serverUrl` if missing; returns its URL. */
+export async function ensureBenchDatabase(serverUrl: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [BENCH_DATABASE]);
+    if (rows.length === 0) {
+      try {
+        await admin.query(`CREATE DATABASE ${BENCH_DATABASE}`);
+      } catch (error) {
+        // 42P04 duplicate_database: a concurrent bench created it first.
+        if ((error as { code?: string }).code !== '42P04') throw error;
+      }
+    }
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${BENCH_DATABASE}`;
+  return url.toString();
+}

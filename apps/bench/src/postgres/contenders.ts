@@ -1,0 +1,38 @@
+import { createIdempotency } from '@oncely/core';
+import { type PostgresDb, postgresStore } from '@oncely/postgres';
+import { oncelyLeaseSubject } from '../subjects/oncely-subject.js';
+import { type Operations, subjectOperations } from '../subjects/operations.js';
+import type { PaymentEffect } from '../subjects/payment-effect.js';
+import type { IdempotentSubject } from '../subjects/subject.js';
+import { businessOnlyOperations, type RunTransaction } from './business-transaction.js';
+import { oncelyTransactionalSubject } from './oncely-transactional.js';
+import { type Queryable, rawLeaseOperations } from './raw-lease.js';
+import { SCHEMA } from './schema.js';
+
+/** One database as the contenders see it: oncely's handle, the raw driver, a plain transaction. */
+export interface DatabaseHandles {
+  readonly db: PostgresDb;
+  readonly raw: Queryable;
+  readonly transaction: RunTransaction;
+}
+
+/** The four PostgreSQL contenders, named for the backend they run on. */
+export interface PostgresContenders {
+  readonly rawLease: Operations;
+  readonly oncelyLease: Operations & { readonly subject: IdempotentSubject };
+  readonly businessOnly: Operations;
+  readonly oncelyTransactional: Operations & { readonly subject: IdempotentSubject };
+}
+
+/** Builds the contenders over `handles`; `label` names the backend (`pg`, `PGlite`). */
+export function postgresContenders(label: string, handles: DatabaseHandles, effect: PaymentEffect): PostgresContenders {
+  const store = postgresStore({ db: handles.db, schema: SCHEMA });
+  const lease = oncelyLeaseSubject(`oncely lease mode (${label})`, createIdempotency({ store }));
+  const transactional = oncelyTransactionalSubject(`oncely transactional (${label})`, createIdempotency({ store }));
+  return {
+    rawLease: rawLeaseOperations(handles.raw, effect, `raw ${label}, same statements`),
+    oncelyLease: { ...subjectOperations(lease, effect), subject: lease },
+    businessOnly: businessOnlyOperations(handles.transaction, effect, `business transaction alone (${label})`),
+    oncelyTransactional: { ...subjectOperations(transactional, effect), subject: transactional },
+  };
+}

@@ -1,0 +1,133 @@
+import type { BenchOptions } from '../cli/options.js';
+import { type AlternatingResult, alternate, medianRatio } from '../harness/alternating.js';
+import { formatRatio, markdownTable } from '../harness/markdown.js';
+import { runRace } from '../harness/race.js';
+import { type RaceRow, raceTable } from '../harness/race-table.js';
+import type { Report } from '../harness/report.js';
+import { throughputTable } from '../harness/throughput-table.js';
+import { firstRequestContender, replayContender, seedKeys } from '../harness/workload-runs.js';
+import type { Operations } from '../subjects/operations.js';
+import { paymentEffect } from '../subjects/payment-effect.js';
+import { type Backend, pgBackend, pgliteBackend } from './backends.js';
+import { ensureBenchDatabase } from './bench-database.js';
+import { postgresContenders } from './contenders.js';
+import { countRoundTrips, type PerOperation } from './count-round-trips.js';
+
+const POOL_SIZE = 16;
+
+/**
+ * oncely on PostgreSQL (shared server, own database) and PGlite: lease mode against the raw driver
+ * running the same statements, transactional mode with and without oncely around the same business
+ * transaction, round trips counted, and the race.
+ */
+export async function runPostgresSuite(options: BenchOptions, report: Report): Promise<void> {
+  const url = await ensureBenchDatabase(options.databaseUrl);
+  for (const open of [() => pgBackend(url, POOL_SIZE), () => pgliteBackend()]) {
+    const backend = await open();
+    try {
+      await benchBackend(backend, options, report);
+    } finally {
+      await backend.close();
+    }
+  }
+}
+
+async function benchBackend(backend: Backend, options: BenchOptions, report: Report): Promise<void> {
+  const { label } = backend;
+  const prefix = `pg${Date.now().toString(36)}`;
+  const effect = paymentEffect(false);
+  const counted = postgresContenders(label, backend.counted, effect);
+  const counts = new Map<string, { first: PerOperation; replay?: PerOperation }>();
+  for (const ops of [counted.rawLease, counted.oncelyLease, counted.businessOnly, counted.oncelyTransactional]) {
+    counts.set(
+      ops.name,
+      await countRoundTrips(backend.counter, ops, `${prefix}-${counts.size}`, options.countOps, ops !== counted.businessOnly),
+    );
+  }
+  await backend.truncate();
+  report.section(`${label}: round trips per operation`, roundTripTable(counts, backend.countedBy));
+
+  const timed = postgresContenders(label, backend.timed, effect);
+  const results = new Map<string, AlternatingResult>();
+  for (const concurrency of backend.concurrencies) {
+    const timing = { concurrency, durationMs: options.durationMs };
+    const workloads: [string, Operations[], 'first' | 'replay'][] = [
+      ['lease mode, first requests', [timed.rawLease, timed.oncelyLease], 'first'],
+      ['transactional mode, first requests', [timed.businessOnly, timed.oncelyTransactional], 'first'],
+      ['replays', [timed.rawLease, timed.oncelyLease, timed.oncelyTransactional], 'replay'],
+    ];
+    for (const [title, list, kind] of workloads) {
+      const contenders = [];
+      for (const [index, ops] of list.entries()) {
+        const keyPrefix = `${prefix}-c${concurrency}-${kind}-${index}`;
+        contenders.push(
+          kind === 'first'
+            ? firstRequestContender(ops, timing, keyPrefix)
+            : replayContender(ops, timing, await seedKeys(ops, keyPrefix, options.replayKeys)),
+        );
+      }
+      const result = await alternate(contenders, options.rounds);
+      results.set(`${title}, c=${concurrency}`, result);
+      await backend.truncate();
+      const baseline = list[0]!.name;
+      report.section(
+        `${label}: ${title}, concurrency ${concurrency}`,
+        throughputTable(
+          result,
+          list.map((ops, i) => ({ name: ops.name, baseline: i === 0 ? undefined : baseline })),
+        ),
+      );
+    }
+  }
+
+  const races: RaceRow[] = [];
+  for (const ops of [timed.oncelyLease, timed.oncelyTransactional]) {
+    const keyPrefix = `${prefix}-race${races.length}`;
+    const race = await runRace(ops.subject, {
+      keys: options.raceKeys,
+      duplicates: options.raceDuplicates,
+      keysInFlight: 8,
+      keyPrefix,
+    });
+    races.push(ops === timed.oncelyTransactional ? { ...race, committedRows: await backend.paymentRows(keyPrefix) } : race);
+  }
+  await backend.truncate();
+  report.section(
+    `${label}: race, ${options.raceKeys.toLocaleString('en-US')} keys × ${options.raceDuplicates} concurrent duplicates`,
+    [
+      raceTable(races),
+      '',
+      `Lease mode runs the effect outside the database (counted in-process); transactional mode inserts a payment row in the`,
+      `claim's transaction, so "business rows committed" is read back from the payments table. Pool: ${POOL_SIZE} connections; 8 keys in flight.`,
+    ].join('\n'),
+  );
+  report.section(`${label}: headline ratios`, headline(results, timed));
+}
+
+function roundTripTable(counts: Map<string, { first: PerOperation; replay?: PerOperation }>, countedBy: string): string {
+  const rows = [...counts].map(([name, c]) => [
+    name,
+    c.first.roundTrips.toFixed(2),
+    c.first.statements.toFixed(2),
+    c.replay ? c.replay.roundTrips.toFixed(2) : 'n/a',
+    c.replay ? c.replay.statements.toFixed(2) : 'n/a',
+  ]);
+  return [
+    markdownTable(['contender', 'round trips / first request', 'statements / first request', 'round trips / replay', 'statements / replay'], rows),
+    '',
+    `Counted by ${countedBy}, over sequential calls.`,
+  ].join('\n');
+}
+
+function headline(results: Map<string, AlternatingResult>, timed: ReturnType<typeof postgresContenders>): string {
+  const rows: string[][] = [];
+  for (const [workload, result] of results) {
+    const [baseline, ...others] = [...result.byName.keys()];
+    for (const name of others) rows.push([workload, `${name} ÷ ${baseline}`, formatRatio(medianRatio(result, name, baseline!))]);
+  }
+  return [
+    markdownTable(['workload', 'ratio', 'median of per-round ratios'], rows),
+    '',
+    `Transactional rows compare \`${timed.oncelyTransactional.name}\` with the same payment insert in a bare BEGIN/COMMIT.`,
+  ].join('\n');
+}
