@@ -46,6 +46,19 @@ export function memoryOutbox(clock: Clock, options: { wakeUps?: boolean } = {}):
   };
   const leasedBy = (owner: string, eventId: string) =>
     rows.find((row) => row.event.eventId === eventId && row.leaseOwner === owner && row.leaseUntil > clock.now());
+  /** Applies `change` to each event `owner` still leases and ends that lease; returns how many. */
+  function endLeases<T extends { eventId: string }>(owner: string, items: readonly T[], change: (row: MemoryRow, item: T) => void): number {
+    let changed = 0;
+    for (const item of items) {
+      const row = leasedBy(owner, item.eventId);
+      if (!row) continue;
+      change(row, item);
+      row.leaseOwner = undefined;
+      row.leaseUntil = 0;
+      changed += 1;
+    }
+    return changed;
+  }
 
   const source: OutboxSource = {
     name: 'memory',
@@ -81,44 +94,23 @@ export function memoryOutbox(clock: Clock, options: { wakeUps?: boolean } = {}):
     },
     async reschedule({ owner, retries }) {
       check('reschedule');
-      let changed = 0;
-      for (const retry of retries) {
-        const row = leasedBy(owner, retry.eventId);
-        if (!row) continue;
+      return endLeases(owner, retries, (row, retry) => {
         row.nextAttemptAt = clock.now() + retry.delayMs;
         row.lastError = retry.error;
-        row.leaseOwner = undefined;
-        row.leaseUntil = 0;
-        changed += 1;
-      }
-      return changed;
+      });
     },
     async deadLetter({ owner, letters }) {
       check('deadLetter');
-      let parked = 0;
-      for (const letter of letters) {
-        const row = leasedBy(owner, letter.eventId);
-        if (!row) continue;
+      return endLeases(owner, letters, (row, letter) => {
         row.deadLetteredAt = clock.now();
         row.lastError = letter.error;
-        row.leaseOwner = undefined;
-        row.leaseUntil = 0;
-        parked += 1;
-      }
-      return parked;
+      });
     },
     async release({ owner, eventIds }) {
       check('release');
-      let released = 0;
-      for (const eventId of eventIds) {
-        const row = leasedBy(owner, eventId);
-        if (!row) continue;
+      return endLeases(owner, eventIds.map((eventId) => ({ eventId })), (row) => {
         row.attempts -= 1;
-        row.leaseOwner = undefined;
-        row.leaseUntil = 0;
-        released += 1;
-      }
-      return released;
+      });
     },
     async stats() {
       check('stats');

@@ -1,5 +1,7 @@
-import type { NewOutboxEvent, OutboxEvent } from '@oncely/core';
+import { createRelay, type NewOutboxEvent, type OutboxEvent } from '@oncely/core';
+import { memoryBroker } from '../../../core/test/outbox/memory-broker.js';
 import type { OutboxUnderTest } from '../../../core/test/outbox/source-conformance.js';
+import { until } from '../support/wait.js';
 import { migrate, type PostgresDb, type PostgresOutbox, postgresOutbox, sqlDriver } from '../../src/index.js';
 
 let tables = 0;
@@ -42,4 +44,31 @@ export async function outboxUnderTest(db: PostgresDb, schema: string, close?: ()
     },
     close,
   };
+}
+
+/**
+ * Starts a relay whose poll interval is ten minutes, lets it go idle, then commits an event: the
+ * relay must publish it well within the wait's timeout, which only the NOTIFY of the commit can do.
+ */
+export async function expectWokenByNotify(db: PostgresDb, schema: string): Promise<void> {
+  const outbox = postgresOutbox({ db, schema, table: await freshOutboxTable(db, schema) });
+  const broker = memoryBroker();
+  let claims = 0;
+  const source = {
+    ...outbox.source,
+    claim: (input: Parameters<typeof outbox.source.claim>[0]) => {
+      claims += 1;
+      return outbox.source.claim(input);
+    },
+  };
+  const relay = createRelay({ source, publisher: broker.publisher(), pollIntervalMs: 600_000, statsIntervalMs: 0, purge: false });
+  relay.start();
+  try {
+    await until('the relay found nothing and went idle', async () => claims >= 1);
+    const event = await enqueueCommitted(db, outbox, { aggregateType: 'account', aggregateId: 'acct-1', eventType: 'account.credited.v1', payload: {} });
+    await until('the woken relay published', async () => broker.log.length === 1);
+    if (broker.log[0]?.eventId !== event.eventId) throw new Error('the relay published something else');
+  } finally {
+    await relay.stop();
+  }
 }

@@ -1,4 +1,4 @@
-import { createRelay, type OutboxSource, type Publisher, type RelayEvent } from '@oncely/core';
+import { createRelay, type Publisher, type RelayEvent } from '@oncely/core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyWithInbox, memoryBroker } from '../../../core/test/outbox/memory-broker.js';
@@ -6,7 +6,7 @@ import { type PostgresOutbox, postgresOutbox, sqlDriver } from '../../src/index.
 import { openWakeUp } from '../../src/outbox/wake-up.js';
 import { createPool, DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
 import { until } from '../support/wait.js';
-import { enqueueCommitted, freshOutboxTable } from './outbox-support.js';
+import { enqueueCommitted, expectWokenByNotify, freshOutboxTable } from './outbox-support.js';
 
 const APP = `oncely-relay-test-${Math.random().toString(36).slice(2, 8)}`;
 const pool = createPool({ max: 20, application_name: APP });
@@ -16,16 +16,6 @@ const credit = (aggregateId: string) => ({ aggregateType: 'account', aggregateId
 async function freshOutbox(): Promise<PostgresOutbox> {
   const table = await freshOutboxTable(pool, schema);
   return postgresOutbox({ db: pool, schema, table });
-}
-
-/** Counts claims, so a test knows the relay has looked at least once. */
-function counting(source: OutboxSource) {
-  const counted = { claims: 0, source: { ...source } as OutboxSource };
-  counted.source.claim = async (input) => {
-    counted.claims += 1;
-    return source.claim(input);
-  };
-  return counted;
 }
 
 beforeAll(async () => {
@@ -38,37 +28,14 @@ afterAll(async () => {
 });
 
 describe('relay over the Postgres outbox', () => {
-  it('an idle relay is woken by the NOTIFY of a commit, long before its poll interval', async () => {
-    const outbox = await freshOutbox();
-    const broker = memoryBroker();
-    const watched = counting(outbox.source);
-    const relay = createRelay({ source: watched.source, publisher: broker.publisher(), pollIntervalMs: 600_000, statsIntervalMs: 0, purge: false });
-    relay.start();
-    try {
-      await until('the relay found nothing and went idle', async () => watched.claims >= 1);
-      const event = await enqueueCommitted(pool, outbox, credit('acct-1'));
-      await until('the woken relay published', async () => broker.log.length === 1);
-      expect(broker.log[0]!.eventId).toBe(event.eventId);
-    } finally {
-      await relay.stop();
-    }
-  });
+  it('an idle relay is woken by the NOTIFY of a commit, long before its poll interval', () => expectWokenByNotify(pool, schema));
 
   it('on a single pg.Client, the relay listens on that connection and is woken too', async () => {
     const client = new pg.Client({ connectionString: DATABASE_URL });
     await client.connect();
-    const table = await freshOutboxTable(client, schema);
-    const outbox = postgresOutbox({ db: client, schema, table });
-    const broker = memoryBroker();
-    const watched = counting(outbox.source);
-    const relay = createRelay({ source: watched.source, publisher: broker.publisher(), pollIntervalMs: 600_000, statsIntervalMs: 0, purge: false });
-    relay.start();
     try {
-      await until('the relay went idle', async () => watched.claims >= 1);
-      await enqueueCommitted(client, outbox, credit('acct-1'));
-      await until('the woken relay published', async () => broker.log.length === 1);
+      await expectWokenByNotify(client, schema);
     } finally {
-      await relay.stop();
       await client.end();
     }
   });

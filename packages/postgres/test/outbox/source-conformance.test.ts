@@ -1,14 +1,12 @@
 import { PGlite } from '@electric-sql/pglite';
-import { createIdempotency, createRelay, type OutboxClaimInput } from '@oncely/core';
+import { createIdempotency } from '@oncely/core';
 import { uniqueKey } from '@oncely/testkit';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { memoryBroker } from '../../../core/test/outbox/memory-broker.js';
 import { runOutboxSourceConformance } from '../../../core/test/outbox/source-conformance.js';
 import { type PostgresTx, postgresOutbox, postgresStore } from '../../src/index.js';
 import { createPool, DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
-import { until } from '../support/wait.js';
-import { enqueueCommitted, freshOutboxTable, outboxUnderTest } from './outbox-support.js';
+import { expectWokenByNotify, freshOutboxTable, outboxUnderTest } from './outbox-support.js';
 
 const pool = createPool();
 const schema = uniqueSchema('outbox');
@@ -61,25 +59,5 @@ describe('postgres outbox: PGlite', () => {
     expect(claimed.map((event) => [event.aggregateId, event.aggregateSeq])).toEqual([['ord_1', 1]]);
   });
 
-  it('an idle relay is woken by PGlite NOTIFY, long before its poll interval', async () => {
-    const outbox = postgresOutbox({ db, table: await freshOutboxTable(db, 'public') });
-    const broker = memoryBroker();
-    let claims = 0;
-    const source = {
-      ...outbox.source,
-      claim: (input: OutboxClaimInput) => {
-        claims += 1;
-        return outbox.source.claim(input);
-      },
-    };
-    const relay = createRelay({ source, publisher: broker.publisher(), pollIntervalMs: 600_000, statsIntervalMs: 0, purge: false });
-    relay.start();
-    try {
-      await until('the relay went idle', async () => claims >= 1);
-      await enqueueCommitted(db, outbox, { aggregateType: 'order', aggregateId: 'ord_2', eventType: 'order.created.v1', payload: {} });
-      await until('the woken relay published', async () => broker.log.length === 1);
-    } finally {
-      await relay.stop();
-    }
-  });
+  it('an idle relay is woken by PGlite NOTIFY, long before its poll interval', () => expectWokenByNotify(db, 'public'));
 });
