@@ -122,3 +122,4 @@ export type { RelayEvent, RelayEventSubject, RelayStage } from './outbox/relay-e
 export type { PurgeOptions, RelayOptions } from './outbox/relay-options.js';
 export { createRelay, type Relay, type RelayBatch, type RelayStatus } from './outbox/relay.js';
 export { assertInboxInput, type Inbox, type InboxEvent, type InboxInput, type InboxOutcome } from './inbox/inbox.js';
+export { type GaugeMeterLike, otelOutboxMetrics } from './outbox/otel-outbox-metrics.js';
