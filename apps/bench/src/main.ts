@@ -7,6 +7,7 @@ import pg from 'pg';
 import { type BenchOptions, parseOptions } from './cli/options.js';
 import { describeMachine, localMachine, type MachineInfo } from './harness/machine.js';
 import { createReport } from './harness/report.js';
+import { runJitterSuite } from './jitter/jitter-suite.js';
 import { runPostgresSuite } from './postgres/postgres-suite.js';
 import { runRedisSuite } from './redis/redis-suite.js';
 import { type PrivateRedis, startPrivateRedis } from './servers/private-redis.js';
@@ -56,11 +57,13 @@ async function main(): Promise<void> {
         '',
       ].join('\n'),
     );
+    const stem = options.mode === 'full' ? date : `${date}-quick`;
     for (const suite of options.suites) {
+      if (suite === 'jitter') await runJitterSuite(options, report, `${stem}-jitter.svg`);
       if (suite === 'redis') await runRedisSuite(redis!, options, report);
       if (suite === 'postgres') await runPostgresSuite(options, report);
     }
-    const file = await report.write(resultsDir, options.mode === 'full' ? `${date}.md` : `${date}-quick.md`);
+    const file = await report.write(resultsDir, `${stem}.md`);
     console.log(`bench: wrote ${file} in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);
   } finally {
     await redis?.stop();

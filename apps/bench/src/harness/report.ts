@@ -5,13 +5,16 @@ import { join } from 'node:path';
 export interface Report {
   /** Adds a section (a `##` heading, then `body`) and prints it. */
   section(title: string, body: string): void;
-  /** Writes everything to `<dir>/<name>` and returns the path. */
+  /** Adds a file written next to the report (a plot), linked from it by `name`. */
+  attach(name: string, content: string): void;
+  /** Writes the report to `<dir>/<name>` and every attachment next to it; returns the report's path. */
   write(dir: string, name: string): Promise<string>;
 }
 
 /** Creates a {@link Report} whose file starts with `header`. */
 export function createReport(header: string, print: (text: string) => void = console.log): Report {
   const parts = [header];
+  const attachments = new Map<string, string>();
   print(header);
   return {
     section(title, body) {
@@ -19,8 +22,12 @@ export function createReport(header: string, print: (text: string) => void = con
       parts.push(text);
       print(text);
     },
+    attach(name, content) {
+      attachments.set(name, content);
+    },
     async write(dir, name) {
       await mkdir(dir, { recursive: true });
+      for (const [file, content] of attachments) await writeFile(join(dir, file), content);
       const path = join(dir, name);
       await writeFile(path, `${parts.join('\n')}`);
       return path;
