@@ -23,7 +23,7 @@ describe('seeded randomness and the event queue', () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: 20 }), { maxLength: 200 }), (times) => {
         const queue = eventQueue<number>();
-        times.forEach((time, index) => queue.push(time, index));
+        for (const [index, time] of times.entries()) queue.push(time, index);
         const out: { time: number; event: number }[] = [];
         for (let next = queue.pop(); next; next = queue.pop()) out.push(next);
         const expected = times.map((time, index) => ({ time, event: index })).sort((a, b) => a.time - b.time || a.event - b.event);

@@ -17,7 +17,7 @@ const WIDTH = 460;
 const HEIGHT = 320;
 const MARGIN = { left: 70, right: 20, top: 36, bottom: 48 };
 
-const escape = (text: string) => text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+const escapeXml = (text: string) => text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 
 /** Powers of ten (and 2× and 5× when the range is narrow) between `low` and `high`. */
 function logTicks(low: number, high: number): number[] {
@@ -43,7 +43,7 @@ function panelSvg(panel: Panel, offsetX: number): string {
   const x = (v: number) => offsetX + MARGIN.left + ((v - xMin) / (xMax - xMin || 1)) * plotW;
   const y = (v: number) => MARGIN.top + plotH - ((Math.log10(v) - Math.log10(yMin)) / (Math.log10(yMax) - Math.log10(yMin))) * plotH;
   const parts: string[] = [];
-  parts.push(`<text x="${offsetX + WIDTH / 2}" y="20" text-anchor="middle" font-weight="bold">${escape(panel.title)}</text>`);
+  parts.push(`<text x="${offsetX + WIDTH / 2}" y="20" text-anchor="middle" font-weight="bold">${escapeXml(panel.title)}</text>`);
   parts.push(
     `<rect x="${offsetX + MARGIN.left}" y="${MARGIN.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#999"/>`,
   );
@@ -57,8 +57,8 @@ function panelSvg(panel: Panel, offsetX: number): string {
     parts.push(`<text x="${x(tick)}" y="${MARGIN.top + plotH + 16}" text-anchor="middle" font-size="11">${tick}</text>`);
   }
   parts.push(
-    `<text x="${offsetX + MARGIN.left + plotW / 2}" y="${HEIGHT - 10}" text-anchor="middle" font-size="12">${escape(panel.xLabel)}</text>`,
-    `<text transform="translate(${offsetX + 16} ${MARGIN.top + plotH / 2}) rotate(-90)" text-anchor="middle" font-size="12">${escape(panel.yLabel)} (log scale)</text>`,
+    `<text x="${offsetX + MARGIN.left + plotW / 2}" y="${HEIGHT - 10}" text-anchor="middle" font-size="12">${escapeXml(panel.xLabel)}</text>`,
+    `<text transform="translate(${offsetX + 16} ${MARGIN.top + plotH / 2}) rotate(-90)" text-anchor="middle" font-size="12">${escapeXml(panel.yLabel)} (log scale)</text>`,
   );
   panel.series.forEach((series, i) => {
     const color = COLORS[i % COLORS.length];
@@ -66,7 +66,7 @@ function panelSvg(panel: Panel, offsetX: number): string {
     parts.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${points.join(' ')}"/>`);
     parts.push(
       `<rect x="${offsetX + MARGIN.left + 8}" y="${MARGIN.top + 8 + i * 16}" width="12" height="3" fill="${color}"/>`,
-      `<text x="${offsetX + MARGIN.left + 24}" y="${MARGIN.top + 13 + i * 16}" font-size="11">${escape(series.name)}</text>`,
+      `<text x="${offsetX + MARGIN.left + 24}" y="${MARGIN.top + 13 + i * 16}" font-size="11">${escapeXml(series.name)}</text>`,
     );
   });
   return parts.join('\n');
