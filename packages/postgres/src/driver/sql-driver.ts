@@ -1,6 +1,6 @@
 import { OncelyError } from '@oncely/core';
 import { sqlState } from './sql-state.js';
-import { mutex } from './mutex.js';
+import { type Mutex, mutex } from './mutex.js';
 import type {
   PGliteLike,
   PGliteResultLike,
@@ -140,8 +140,12 @@ function poolDriver(pool: PgPoolLike): SqlDriver {
   };
 }
 
+/** One turn order per client: a store, an outbox and a journal sharing it must not interleave. */
+const clientTurns = new WeakMap<PgClientLike, Mutex>();
+
 function clientDriver(client: PgClientLike): SqlDriver {
-  const turn = mutex();
+  let turn = clientTurns.get(client);
+  if (!turn) clientTurns.set(client, (turn = mutex()));
   return {
     kind: 'client',
     query: <R>(text: string, params?: readonly unknown[]) =>

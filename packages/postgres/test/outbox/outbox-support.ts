@@ -1,6 +1,6 @@
 import { createRelay, type NewOutboxEvent, type OutboxEvent } from '@oncely/core';
 import { memoryBroker } from '../../../core/test/outbox/memory-broker.js';
-import type { OutboxUnderTest } from '../../../core/test/outbox/source-conformance.js';
+import type { OutboxUnderTest } from '@oncely/testkit';
 import { until } from '../support/wait.js';
 import { migrate, type PostgresDb, type PostgresOutbox, postgresOutbox, sqlDriver } from '../../src/index.js';
 

@@ -3,7 +3,7 @@ import { createIdempotency } from '@oncely/core';
 import { uniqueKey } from '@oncely/testkit';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runOutboxSourceConformance } from '../../../core/test/outbox/source-conformance.js';
+import { runOutboxSourceConformance } from '@oncely/testkit';
 import { type PostgresTx, postgresOutbox, postgresStore } from '../../src/index.js';
 import { createPool, DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
 import { expectWokenByNotify, freshOutboxTable, outboxUnderTest } from './outbox-support.js';

@@ -1,5 +1,5 @@
 import type { ClaimedEvent, NewOutboxEvent, OutboxEvent, OutboxSource } from '@oncely/core';
-import { sleep, type TestRunner } from '@oncely/testkit';
+import { sleep, type TestRunner } from './runner.js';
 
 /** One event's row, read behind the source's back (Auth.js style): what really reached storage. */
 export interface RawOutboxRow {
