@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/service.ts', 'src/scenarios.ts'],
+  entry: ['src/main.ts', 'src/service.ts', 'src/scenarios.ts'],
   format: ['esm'],
   platform: 'node',
   target: 'node20',

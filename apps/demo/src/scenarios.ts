@@ -11,9 +11,14 @@ const USAGE = `npm run demo:scenarios -- [flags]
 
 Starts the payments service as a child process (with --faults), runs the eight failure boundaries
 against it through real HTTP, restarts it when a scenario kills it, and prints a table. Exits 1 on
-any FAIL. Data: its own PGlite folder (apps/demo/data/scenarios-pglite), schema or key prefix, reset first.
+any FAIL.
 
   --only <list>           scenario numbers, e.g. 1,2,5 (default all)
+
+The service flags below apply, with these defaults for a scenario run: --port a free port,
+--data-dir apps/demo/data/scenarios-pglite, --schema oncely_demo_scenarios, --redis-prefix
+oncely-demo-scenarios:<run>:, --reset and --faults always on, --lease-ms 3000 with --store redis.
+
 ${SERVICE_USAGE}`;
 
 async function main(): Promise<number> {

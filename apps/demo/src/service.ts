@@ -27,7 +27,8 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  // Ctrl-C reaches the whole process group; under a supervisor, the supervisor decides when we stop.
+  process.on('SIGINT', () => (process.send ? undefined : void shutdown('SIGINT')));
 }
 
 main().catch((error: Error) => {
