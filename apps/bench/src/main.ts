@@ -7,7 +7,9 @@ import pg from 'pg';
 import { type BenchOptions, parseOptions } from './cli/options.js';
 import { describeMachine, localMachine, type MachineInfo } from './harness/machine.js';
 import { createReport } from './harness/report.js';
+import { runHttpSuite } from './http/http-suite.js';
 import { runJitterSuite } from './jitter/jitter-suite.js';
+import { runOutboxSuite } from './outbox/outbox-suite.js';
 import { runPostgresSuite } from './postgres/postgres-suite.js';
 import { runRedisSuite } from './redis/redis-suite.js';
 import { type PrivateRedis, startPrivateRedis } from './servers/private-redis.js';
@@ -43,7 +45,7 @@ async function serverVersions(redis: PrivateRedis | undefined, options: BenchOpt
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   const started = new Date();
-  const needsRedis = options.suites.some((s) => s === 'redis' || s === 'http');
+  const needsRedis = options.suites.some((s) => s === 'redis' || s === 'http' || s === 'outbox');
   const redis = needsRedis ? await startPrivateRedis(options.redisPort) : undefined;
   try {
     const machine = { ...localMachine(), ...(await serverVersions(redis, options)) };
@@ -58,11 +60,17 @@ async function main(): Promise<void> {
       ].join('\n'),
     );
     const stem = options.mode === 'full' ? date : `${date}-quick`;
+    const timings: string[] = [];
     for (const suite of options.suites) {
+      const suiteStarted = Date.now();
       if (suite === 'jitter') await runJitterSuite(options, report, `${stem}-jitter.svg`);
       if (suite === 'redis') await runRedisSuite(redis!, options, report);
       if (suite === 'postgres') await runPostgresSuite(options, report);
+      if (suite === 'http') await runHttpSuite(redis!, options, report);
+      if (suite === 'outbox') await runOutboxSuite(redis!, options, report);
+      timings.push(`${suite} ${((Date.now() - suiteStarted) / 1000).toFixed(0)} s`);
     }
+    report.section('Run time', `Wall-clock time per suite: ${timings.join(', ')}.`);
     const file = await report.write(resultsDir, `${stem}.md`);
     console.log(`bench: wrote ${file} in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);
   } finally {

@@ -1,0 +1,168 @@
+import { createRelay, type Relay } from '@oncely/core';
+import { postgresInbox, postgresOutbox, sqlDriver } from '@oncely/postgres';
+import { partitionOf, type RedisStreamConsumer, redisStreamConsumer, redisStreamPublisher } from '@oncely/redis';
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import { latencyRecorder } from '../harness/latency-recorder.js';
+
+/** Options of one end-to-end run. */
+export interface PipelineOptions {
+  readonly pool: pg.Pool;
+  readonly redis: Redis;
+  readonly schema: string;
+  readonly relays: number;
+  readonly events: number;
+  readonly aggregates: number;
+  /** Concurrent producer transactions. */
+  readonly producers: number;
+  /** Redis streams (one consumer each); events are routed to one by aggregate. */
+  readonly partitions: number;
+  /** Unique per run: names the streams and the consumer group. */
+  readonly runId: string;
+  /** Longest a run may take before it is declared stuck. */
+  readonly timeoutMs: number;
+}
+
+/** What one run measured and what the business table holds afterwards. */
+export interface PipelineResult {
+  readonly events: number;
+  /** Events from the first enqueue to the last applied, per second. */
+  readonly eventsPerSec: number;
+  /** From enqueue (database clock) to the relay's mark, as the relay reports it. */
+  readonly publishLag: { readonly p50: number; readonly p99: number };
+  /** From enqueue (database clock) to the consumer's commit. */
+  readonly applyLag: { readonly p50: number; readonly p99: number };
+  /** Rows in the applied table: each event once, so it must equal `events`. */
+  readonly appliedRows: number;
+  readonly distinctApplied: number;
+  /** Aggregates whose events were applied out of `aggregate_seq` order (must be 0). */
+  readonly outOfOrderAggregates: number;
+  /** Redeliveries the inbox recognised and skipped. */
+  readonly duplicatesSkipped: number;
+}
+
+/**
+ * Producers enqueue events in their own transactions; `relays` relays publish them to Redis
+ * Streams; one consumer per stream applies each through the PostgreSQL inbox into an `applied`
+ * table. Ends when every event is applied, then reads the business state back.
+ */
+export async function runPipeline(options: PipelineOptions): Promise<PipelineResult> {
+  const { pool, redis, schema, runId } = options;
+  const applied = `${schema}.applied`;
+  const outbox = postgresOutbox({ db: pool, schema });
+  const inbox = postgresInbox({ db: pool, schema });
+  const driver = sqlDriver(pool);
+  const streamOf = (partition: number) => `${runId}:${partition}`;
+  const publishLag = latencyRecorder();
+  const applyLag = latencyRecorder();
+  let appliedCount = 0;
+  let duplicates = 0;
+  let lastAppliedAt = 0;
+  let allApplied: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => {
+    allApplied = resolve;
+  });
+  const failures: unknown[] = [];
+
+  const consumers: RedisStreamConsumer[] = Array.from({ length: options.partitions }, (_, partition) =>
+    redisStreamConsumer({
+      client: redis,
+      stream: streamOf(partition),
+      group: `${runId}-billing`,
+      consumer: `consumer-${partition}`,
+      blockMs: 100,
+      handle: async (event) => {
+        const outcome = await inbox.run({ consumer: 'bench-billing', eventId: event.eventId }, (tx) =>
+          tx.query(`INSERT INTO ${applied} (event_id, aggregate_id, aggregate_seq) VALUES ($1, $2, $3)`, [
+            event.eventId,
+            event.aggregateId,
+            event.aggregateSeq,
+          ]),
+        );
+        if (outcome === 'duplicate') {
+          duplicates++;
+          return outcome;
+        }
+        lastAppliedAt = Date.now();
+        applyLag.record(lastAppliedAt - event.createdAt.getTime());
+        if (++appliedCount === options.events) allApplied();
+        return outcome;
+      },
+      onEvent: (event) => {
+        if (event.type === 'consumer_error' || event.type === 'stream_handler_failed') failures.push(event);
+      },
+    }),
+  );
+  const publisher = redisStreamPublisher({
+    client: redis,
+    stream: (event) => streamOf(partitionOf(event.aggregateId, options.partitions)),
+  });
+  const relays: Relay[] = Array.from({ length: options.relays }, (_, i) =>
+    createRelay({
+      source: outbox.source,
+      publisher,
+      id: `${runId}-relay-${i}`,
+      purge: false,
+      statsIntervalMs: 0,
+      onEvent: (event) => {
+        if (event.type === 'outbox_published') publishLag.record(event.lagMs);
+        if (event.type === 'relay_error' || event.type === 'outbox_dead_lettered') failures.push(event);
+      },
+    }),
+  );
+
+  await Promise.all(consumers.map((c) => c.start()));
+  for (const relay of relays) relay.start();
+  const started = Date.now();
+  try {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: options.producers }, async () => {
+        while (next < options.events) {
+          const n = next++;
+          await driver.transaction(async (tx) => {
+            await outbox.enqueue(tx, {
+              aggregateType: 'order',
+              aggregateId: `ord_${n % options.aggregates}`,
+              eventType: 'order.updated.v1',
+              payload: { n },
+            });
+            return { action: 'commit', value: undefined };
+          });
+        }
+      }),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`bench: ${appliedCount} of ${options.events} events applied after ${options.timeoutMs} ms; ${failures.length} failures`)),
+        options.timeoutMs,
+      );
+    });
+    await Promise.race([done, timeout]).finally(() => clearTimeout(timer));
+  } finally {
+    await Promise.all(relays.map((relay) => relay.stop()));
+    await Promise.all(consumers.map((consumer) => consumer.stop()));
+  }
+  const { rows } = await pool.query<{ total: number; distinct: number }>(
+    `SELECT count(*)::int AS total, count(DISTINCT event_id)::int AS distinct FROM ${applied}`,
+  );
+  const order = await pool.query<{ n: number }>(
+    `SELECT count(DISTINCT aggregate_id)::int AS n FROM (
+       SELECT aggregate_id, aggregate_seq < lag(aggregate_seq) OVER (PARTITION BY aggregate_id ORDER BY id) AS backwards
+       FROM ${applied}) AS steps
+     WHERE backwards`,
+  );
+  const publish = publishLag.summary();
+  const apply = applyLag.summary();
+  return {
+    events: options.events,
+    eventsPerSec: (options.events * 1_000) / (lastAppliedAt - started),
+    publishLag: { p50: publish.p50, p99: publish.p99 },
+    applyLag: { p50: apply.p50, p99: apply.p99 },
+    appliedRows: rows[0]!.total,
+    distinctApplied: rows[0]!.distinct,
+    outOfOrderAggregates: order.rows[0]!.n,
+    duplicatesSkipped: duplicates,
+  };
+}
