@@ -7,6 +7,7 @@ import pg from 'pg';
 import { type BenchOptions, parseOptions } from './cli/options.js';
 import { describeMachine, localMachine, type MachineInfo } from './harness/machine.js';
 import { createReport } from './harness/report.js';
+import { runEngineSuite } from './engine/engine-suite.js';
 import { runHttpSuite } from './http/http-suite.js';
 import { runJitterSuite } from './jitter/jitter-suite.js';
 import { runOutboxSuite } from './outbox/outbox-suite.js';
@@ -64,6 +65,7 @@ async function main(): Promise<void> {
     for (const suite of options.suites) {
       const suiteStarted = Date.now();
       if (suite === 'jitter') await runJitterSuite(options, report, `${stem}-jitter.svg`);
+      if (suite === 'engine') await runEngineSuite(options, report);
       if (suite === 'redis') await runRedisSuite(redis!, options, report);
       if (suite === 'postgres') await runPostgresSuite(options, report);
       if (suite === 'http') await runHttpSuite(redis!, options, report);

@@ -1,5 +1,5 @@
 /** Every suite the bench can run, in the order it runs them. */
-export const SUITES = ['jitter', 'redis', 'postgres', 'http', 'outbox'] as const;
+export const SUITES = ['jitter', 'engine', 'redis', 'postgres', 'http', 'outbox'] as const;
 
 /** One suite's name. */
 export type SuiteName = (typeof SUITES)[number];
@@ -55,7 +55,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     raceKeys: quick ? 100 : 1_000,
     raceDuplicates: 32,
     jitterSeeds: quick ? 20 : 100,
-    outboxEvents: quick ? 500 : 10_000,
+    outboxEvents: quick ? 500 : 5_000,
     suites: SUITES.filter((suite) => suites.includes(suite)),
     redisPort: Number(env.BENCH_REDIS_PORT ?? 7201),
     httpPort: Number(env.BENCH_HTTP_PORT ?? 7210),
