@@ -6,7 +6,7 @@ import { crashNow } from '../faults/crash.js';
 import type { PaymentSucceeded } from '../payments/charge.js';
 
 /** Billing's name in the inbox: its deduplication is its own. */
-export const BILLING_CONSUMER = 'billing';
+const BILLING_CONSUMER = 'billing';
 
 /** A running consumer loop. */
 export interface BillingConsumer {

@@ -2,7 +2,7 @@
 export const FAULT_HEADER = 'oncely-fault';
 
 /** Longest delay a request may ask for. */
-export const MAX_DELAY_MS = 60_000;
+const MAX_DELAY_MS = 60_000;
 
 /** A fault one request asked for. */
 export type RequestFault =

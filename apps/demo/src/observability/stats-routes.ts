@@ -35,8 +35,8 @@ export function registerStatsRoutes(app: FastifyInstance, options: StatsRouteOpt
 
   app.get('/v1/stats', async (_request, reply) => reply.header('cache-control', 'no-store').send(await stats()));
 
-  app.get<{ Querystring: { tenant?: string; limit?: string } }>('/demo/feed', async (request, reply) => {
-    const limit = Math.min(Number(request.query.limit ?? 40) || 40, 2_000);
+  app.get<{ Querystring: { limit?: string } }>('/demo/feed', async (request, reply) => {
+    const limit = Math.max(1, Math.min(Number(request.query.limit ?? 40) || 40, 500));
     const [current, accounts, broker] = await Promise.all([
       stats(),
       database.query(RECENT_ACCOUNTS, [15]),
@@ -46,7 +46,7 @@ export function registerStatsRoutes(app: FastifyInstance, options: StatsRouteOpt
       stats: current,
       broker: broker.rows[0],
       accounts: accounts.rows,
-      timeline: timeline.recent({ tenant: request.query.tenant, limit }),
+      timeline: timeline.recent(limit),
     });
   });
 }

@@ -26,6 +26,14 @@ export interface PaymentRouteOptions {
   readonly onDropped: (request: FastifyRequest, status: number) => void;
 }
 
+/** Route hook: while an armed card-network outage lasts, answers 503 (no Retry-After, which would resynchronise clients). */
+function cardNetworkCheck(faults: ArmedFaults) {
+  return async function checkCardNetwork(_request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+    if (!faults.outage(Date.now())) return undefined;
+    return sendProblem(reply, 'card-network-unavailable', 503, 'The card network is down; nothing was charged. Retry with the same key.');
+  };
+}
+
 /** Runs the charge, then the requested fault, while the transaction is still open. */
 async function chargeInTransaction(
   tx: Queryable,
@@ -68,12 +76,8 @@ export async function registerPaymentRoutes(app: FastifyInstance, options: Payme
   app.post(
     '/v1/payments',
     {
-      onRequest: [requireCaller, faultHeaderHook(options.faultsEnabled)],
-      // Runs before the idempotency plugin's claim: while the card network is down, nothing starts.
-      preHandler: async (_request, reply) => {
-        if (!faults.outage(Date.now())) return undefined;
-        return sendProblem(reply, 'card-network-unavailable', 503, 'The card network is down; nothing was charged. Retry with the same key.');
-      },
+      // The outage answers before the body is read and before the idempotency plugin's claim: nothing starts.
+      onRequest: [requireCaller, faultHeaderHook(options.faultsEnabled), cardNetworkCheck(faults)],
       config: { idempotency: { operation: CREATE_PAYMENT } },
     },
     async (request: FastifyRequest, reply: FastifyReply) => {

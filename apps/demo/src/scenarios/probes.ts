@@ -27,13 +27,6 @@ export interface InvoiceLine {
   readonly amount: string;
 }
 
-/** One request of the service's timeline. */
-export interface TimelineView {
-  readonly at: number;
-  readonly status: number;
-  readonly outcome: string;
-}
-
 function answered(result: Exchange, what: string): Extract<Exchange, { kind: 'answered' }> & { body: unknown } {
   if (result.kind !== 'answered') throw new Error(`${what}: no answer (${result.error.message})`);
   if (result.status >= 400) throw new Error(`${what}: HTTP ${result.status} ${JSON.stringify(result.body)}`);
@@ -56,16 +49,10 @@ export async function readInvoiceLines(baseUrl: string, caller: string): Promise
   return (body as { lines: InvoiceLine[] }).lines;
 }
 
-/** Reads the dashboard feed: broker gauges and a tenant's recent requests. */
-export async function readFeed(
-  baseUrl: string,
-  tenant: string,
-): Promise<{ broker: { delivered: number; unacked: number }; timeline: TimelineView[] }> {
-  const path = `/demo/feed?tenant=${encodeURIComponent(tenant)}&limit=2000`;
-  return answered(await exchange(baseUrl, { method: 'GET', path }), 'feed').body as {
-    broker: { delivered: number; unacked: number };
-    timeline: TimelineView[];
-  };
+/** Reads the broker gauges from the dashboard feed. */
+export async function readBroker(baseUrl: string): Promise<{ delivered: number; unacked: number }> {
+  const feed = answered(await exchange(baseUrl, { method: 'GET', path: '/demo/feed?limit=1' }), 'feed').body;
+  return (feed as { broker: { delivered: number; unacked: number } }).broker;
 }
 
 /** `GET /v1/idempotency-keys/:key`: the record's state, or `absent` on 404. */

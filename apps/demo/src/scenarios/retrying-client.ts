@@ -24,7 +24,7 @@ export interface RetriedRequest {
 }
 
 /** The scenarios' default: a few attempts with full jitter, enough to ride out a restart. */
-export const SCENARIO_RETRY: RetryPolicyOptions<Exchange> = {
+const SCENARIO_RETRY: RetryPolicyOptions<Exchange> = {
   maxAttempts: 8,
   baseMs: 100,
   capMs: 2_000,

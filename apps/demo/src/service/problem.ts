@@ -25,10 +25,10 @@ const TITLES: Readonly<Record<DemoProblem, string>> = {
 };
 
 /** Base of the demo's problem `type` URIs. */
-export const DEMO_PROBLEM_BASE = 'https://oncely.dev/demo/problems/';
+const DEMO_PROBLEM_BASE = 'https://oncely.dev/demo/problems/';
 
 /** The RFC 9457 body of a demo problem. */
-export function problemBody(code: DemoProblem, status: number, detail: string, members: Record<string, unknown> = {}) {
+function problemBody(code: DemoProblem, status: number, detail: string, members: Record<string, unknown> = {}) {
   return { ...members, type: `${DEMO_PROBLEM_BASE}${code}`, title: TITLES[code], status, detail };
 }
 

@@ -1,4 +1,4 @@
-import { type InvoiceLine, readFeed, readInvoiceLines, readStats, type StatsView, waitFor } from '../probes.js';
+import { type InvoiceLine, readBroker, readInvoiceLines, readStats, type StatsView, waitFor } from '../probes.js';
 
 /** The outbox and the broker queue, as far as billing is concerned. */
 export interface DeliveryState {
@@ -8,10 +8,9 @@ export interface DeliveryState {
 }
 
 /** Reads the delivery state of one tenant. */
-export async function readDelivery(baseUrl: string, caller: string): Promise<DeliveryState> {
-  const tenant = caller.split(':')[0]!;
-  const [stats, feed, lines] = await Promise.all([readStats(baseUrl), readFeed(baseUrl, tenant), readInvoiceLines(baseUrl, caller)]);
-  return { stats, unacked: feed.broker.unacked, lines };
+async function readDelivery(baseUrl: string, caller: string): Promise<DeliveryState> {
+  const [stats, broker, lines] = await Promise.all([readStats(baseUrl), readBroker(baseUrl), readInvoiceLines(baseUrl, caller)]);
+  return { stats, unacked: broker.unacked, lines };
 }
 
 /** Waits until every event is published and every delivery acknowledged (and `also` holds). */
