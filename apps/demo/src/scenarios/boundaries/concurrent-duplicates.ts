@@ -1,7 +1,7 @@
 import { readAccount } from '../probes.js';
 import { retryRequest } from '../retrying-client.js';
 import { expectations, type Scenario } from '../scenario.js';
-import { isReplay, newKey, paymentId, paymentRequest } from './payment-request.js';
+import { charges, isReplay, newKey, paymentId, paymentRequest } from './payment-request.js';
 
 /** Concurrent duplicates sent at once. */
 const DUPLICATES = 10;
@@ -32,7 +32,7 @@ export const concurrentDuplicates: Scenario = {
     check.expect(executed === 1, `exactly one executed (${executed})`);
     check.expect(ids.size === 1 && !ids.has(undefined), `one payment id for all (${[...ids].join(', ')})`);
     const final = await readAccount(url, caller, 'acc_1');
-    check.expect(final.payments === 1 && final.balance === '990.00', `charged once (saw ${final.payments} charges, ${final.balance})`);
-    return check.outcome(attempts, `${executed} executed, ${created.length - executed} replayed; ${final.payments} charge, ${final.balance}`);
+    check.expect(final.payments === 1 && final.balance === '990.00', `charged once (saw ${charges(final)})`);
+    return check.outcome(attempts, `${executed} executed, ${created.length - executed} replayed; ${charges(final)}`);
   },
 };

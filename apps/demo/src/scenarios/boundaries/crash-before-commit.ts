@@ -2,7 +2,7 @@ import { exchange } from '../api-client.js';
 import { lookupKey, readAccount } from '../probes.js';
 import { retryRequest } from '../retrying-client.js';
 import { expectations, type Scenario } from '../scenario.js';
-import { describe, isReplay, newKey, paymentRequest } from './payment-request.js';
+import { charges, describe, isReplay, newKey, paymentRequest } from './payment-request.js';
 
 /** 1 · The process is SIGKILLed inside the open transaction, after every write and before COMMIT. */
 export const crashBeforeCommit: Scenario = {
@@ -26,7 +26,7 @@ export const crashBeforeCommit: Scenario = {
     const restarted = await service.ready();
     const afterCrash = await readAccount(restarted, caller, 'acc_1');
     const record = await lookupKey(restarted, caller, key);
-    check.expect(afterCrash.payments === 0 && afterCrash.balance === '1000.00', `nothing committed (saw ${afterCrash.payments} charges, ${afterCrash.balance})`);
+    check.expect(afterCrash.payments === 0 && afterCrash.balance === '1000.00', `nothing committed (saw ${charges(afterCrash)})`);
     // Lease mode (Redis) keeps an in-progress record until its lease lapses; transactions keep nothing.
     check.expect(record.state === 'absent' || record.state === 'in_progress', `no completed record (saw ${record.state})`);
 
@@ -34,10 +34,10 @@ export const crashBeforeCommit: Scenario = {
     const last = retried.attempts.at(-1);
     check.expect(last?.kind === 'answered' && last.status === 201 && !isReplay(last), `the retry executed: 201 (got ${describe(last)})`);
     const final = await readAccount(restarted, caller, 'acc_1');
-    check.expect(final.payments === 1 && final.balance === '990.00', `charged once (saw ${final.payments} charges, ${final.balance})`);
+    check.expect(final.payments === 1 && final.balance === '990.00', `charged once (saw ${charges(final)})`);
     return check.outcome(
       1 + retried.attempts.length,
-      `SIGKILL; after restart ${afterCrash.payments} charges; retry ${describe(last)}; ${final.payments} charge, ${final.balance}`,
+      `SIGKILL; after restart ${afterCrash.payments} charges; retry ${describe(last)}; ${charges(final)}`,
     );
   },
 };

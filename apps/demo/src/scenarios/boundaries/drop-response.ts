@@ -2,7 +2,7 @@ import { exchange } from '../api-client.js';
 import { lookupKey, readAccount } from '../probes.js';
 import { retryRequest } from '../retrying-client.js';
 import { expectations, type Scenario } from '../scenario.js';
-import { describe, isReplay, newKey, paymentId, paymentRequest } from './payment-request.js';
+import { charges, describe, isReplay, newKey, paymentId, paymentRequest } from './payment-request.js';
 
 /** 2 · The payment commits, then the service destroys the socket without answering. */
 export const dropResponse: Scenario = {
@@ -33,7 +33,7 @@ export const dropResponse: Scenario = {
       `the replay names the committed payment (${replayedId} vs ${'resourceId' in record ? record.resourceId : 'none'})`,
     );
     const final = await readAccount(url, caller, 'acc_1');
-    check.expect(final.payments === 1 && final.balance === '990.00', `charged once (saw ${final.payments} charges, ${final.balance})`);
-    return check.outcome(1 + retried.attempts.length, `no answer; retry ${describe(last)}, same id; ${final.payments} charge, ${final.balance}`);
+    check.expect(final.payments === 1 && final.balance === '990.00', `charged once (saw ${charges(final)})`);
+    return check.outcome(1 + retried.attempts.length, `no answer; retry ${describe(last)}, same id; ${charges(final)}`);
   },
 };

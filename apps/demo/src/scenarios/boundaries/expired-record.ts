@@ -1,7 +1,7 @@
 import { exchange } from '../api-client.js';
 import { lookupKey, readAccount, waitFor } from '../probes.js';
 import { expectations, type Scenario } from '../scenario.js';
-import { describe, isReplay, newKey, paymentId, paymentRequest } from './payment-request.js';
+import { charges, describe, isReplay, newKey, paymentId, paymentRequest } from './payment-request.js';
 
 /** Retention for this scenario only: long enough for the first answer, short enough to wait out. */
 const SHORT_RETENTION_MS = 1_500;
@@ -47,8 +47,8 @@ export const expiredRecord: Scenario = {
       );
       check.expect(paymentId(late) !== paymentId(first), 'the late retry created a second payment');
       const final = await readAccount(url, caller, 'acc_1');
-      check.expect(final.payments === 2 && final.balance === '980.00', `charged twice (saw ${final.payments} charges, ${final.balance})`);
-      return check.outcome(3, `${describe(first)}, ${describe(right)}, expired, late ${describe(late)}; ${final.payments} charges, ${final.balance}`);
+      check.expect(final.payments === 2 && final.balance === '980.00', `charged twice (saw ${charges(final)})`);
+      return check.outcome(3, `${describe(first)}, ${describe(right)}, expired, late ${describe(late)}; ${charges(final)}`);
     } finally {
       await service.restart(serviceArgs);
     }

@@ -1,7 +1,7 @@
 import { exchange } from '../api-client.js';
 import { readAccount } from '../probes.js';
 import { expectations, type Scenario } from '../scenario.js';
-import { describe, isReplay, newKey, paymentRequest } from './payment-request.js';
+import { charges, describe, isReplay, newKey, paymentRequest } from './payment-request.js';
 
 /** 4 · The same key with a different amount: a client bug, not a retry. */
 export const keyReuse: Scenario = {
@@ -27,7 +27,7 @@ export const keyReuse: Scenario = {
     );
     check.expect(isReplay(again) && again.kind === 'answered' && again.status === 201, `the original body still replays (got ${describe(again)})`);
     const final = await readAccount(url, caller, 'acc_1');
-    check.expect(final.payments === 1 && final.balance === '990.00', `one charge of 10.00 (saw ${final.payments} charges, ${final.balance})`);
-    return check.outcome(3, `${describe(first)}, then ${describe(changed)}, then ${describe(again)}; ${final.payments} charge, ${final.balance}`);
+    check.expect(final.payments === 1 && final.balance === '990.00', `one charge of 10.00 (saw ${charges(final)})`);
+    return check.outcome(3, `${describe(first)}, then ${describe(changed)}, then ${describe(again)}; ${charges(final)}`);
   },
 };

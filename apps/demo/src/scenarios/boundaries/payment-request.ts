@@ -28,3 +28,8 @@ export function describe(result: Exchange | undefined): string {
   if (result.kind === 'no_answer') return 'no answer';
   return `${isReplay(result) ? 'replayed ' : ''}${result.status}`;
 }
+
+/** `1 charge, 990.00` / `2 charges, 980.00`: an account's effects for the observed column. */
+export function charges(account: { readonly payments: number; readonly balance: string }): string {
+  return `${account.payments} ${account.payments === 1 ? 'charge' : 'charges'}, ${account.balance}`;
+}
