@@ -1,5 +1,6 @@
 import type { QuotedIdentifier } from '../identifiers/identifier.js';
-import { msFromNow, sql } from '../outbox/outbox-statements.js';
+import { msFromNow } from '../outbox/outbox-statements.js';
+import { sql } from '../sql/sql-tag.js';
 
 /** The SQL of one inbox, written against its table. */
 export interface InboxStatements {

@@ -1,12 +1,5 @@
 import type { QuotedIdentifier } from '../identifiers/identifier.js';
-
-declare const fragment: unique symbol;
-
-/** SQL text assembled only from literals and quoted identifiers; values always travel as `$n`. */
-type Fragment = string & { readonly [fragment]: true };
-
-const sql = (strings: TemplateStringsArray, ...parts: (QuotedIdentifier | Fragment)[]): Fragment =>
-  strings.reduce((text, literal, index) => text + literal + (parts[index] ?? ''), '') as Fragment;
+import { type Fragment, sql } from '../sql/sql-tag.js';
 
 /** An entry as the journal reports it: JSON as text and times as epoch ms, whatever the driver's parsers. */
 const entryColumns = sql`operation_id, idempotency_key, state, attempts, request_json, outcome_json, last_error,

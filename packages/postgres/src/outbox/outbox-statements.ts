@@ -1,13 +1,5 @@
 import type { QuotedIdentifier } from '../identifiers/identifier.js';
-
-declare const fragment: unique symbol;
-
-/** SQL text assembled only from literals, quoted identifiers and other fragments. */
-export type Fragment = string & { readonly [fragment]: true };
-
-/** A template tag that admits validated identifiers and fragments, never values: values are `$n` parameters. */
-export const sql = (strings: TemplateStringsArray, ...parts: (QuotedIdentifier | Fragment)[]): Fragment =>
-  strings.reduce((text, literal, index) => text + literal + (parts[index] ?? ''), '') as Fragment;
+import { type Fragment, sql } from '../sql/sql-tag.js';
 
 /** `$n` milliseconds from this statement's instant, on the database clock. */
 export const msFromNow = (param: Fragment) => sql`statement_timestamp() + ${param}::float8 * interval '1 millisecond'`;

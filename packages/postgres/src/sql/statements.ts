@@ -1,13 +1,5 @@
 import type { QuotedIdentifier } from '../identifiers/identifier.js';
-
-declare const fragment: unique symbol;
-
-/** SQL text assembled only from literals, quoted identifiers and other fragments. */
-type Fragment = string & { readonly [fragment]: true };
-
-/** A template tag that admits validated identifiers and fragments, never values: values are `$n` parameters. */
-const sql = (strings: TemplateStringsArray, ...parts: (QuotedIdentifier | Fragment)[]): Fragment =>
-  strings.reduce((text, literal, index) => text + literal + (parts[index] ?? ''), '') as Fragment;
+import { type Fragment, sql } from './sql-tag.js';
 
 /** Every statement names the record by its scope in the same four parameters. */
 const scope = sql`tenant = $1 AND principal = $2 AND operation = $3 AND idempotency_key = $4`;
