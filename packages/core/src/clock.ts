@@ -6,6 +6,11 @@ export interface Clock {
   now(): number;
   /** Resolves after `ms`; rejects with the signal's reason as soon as `signal` aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Calls `callback` after `ms` unless the returned cancel function runs first. Optional: without it
+   * oncely schedules through `sleep`. A timer that must not keep a process alive (lease watchdogs).
+   */
+  schedule?(ms: number, callback: () => void): () => void;
 }
 
 function abortReason(signal: AbortSignal): unknown {
@@ -18,6 +23,18 @@ const MAX_TIMER_MS = 2_147_483_647;
 
 export const systemClock: Clock = {
   now: () => Date.now(),
+  schedule(ms, callback) {
+    let timer: ReturnType<typeof setTimeout>;
+    const wait = (remaining: number) => {
+      timer = setTimeout(
+        () => (remaining > MAX_TIMER_MS ? wait(remaining - MAX_TIMER_MS) : callback()),
+        Math.min(Math.max(0, remaining), MAX_TIMER_MS),
+      );
+      (timer as { unref?: () => void }).unref?.();
+    };
+    wait(ms);
+    return () => clearTimeout(timer);
+  },
   sleep(ms, signal) {
     return new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(abortReason(signal));
@@ -40,7 +57,7 @@ export const systemClock: Clock = {
 };
 
 /** A clock that moves only when told to; sleepers wake in deadline order as time passes them. */
-export interface ManualClock extends Clock {
+export interface ManualClock extends Required<Clock> {
   /** Moves time forward, waking every sleeper whose deadline has passed. */
   advance(ms: number): Promise<void>;
   /** Sets the time (forwards only). */
@@ -78,6 +95,11 @@ export function manualClock(start = 0): ManualClock {
         signal?.addEventListener('abort', onAbort, { once: true });
         sleepers.add(sleeper);
       });
+    },
+    schedule(ms, callback) {
+      const sleeper = { at: now + Math.max(0, ms), order: sequence++, wake: callback };
+      sleepers.add(sleeper);
+      return () => sleepers.delete(sleeper);
     },
     async advance(ms) {
       await clock.set(now + ms);

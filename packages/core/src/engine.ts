@@ -119,6 +119,8 @@ export interface Idempotency<S extends IdempotencyStore> {
 }
 
 const COMPLETE_ATTEMPTS = 3;
+/** A shared abort reason: aborting without one makes the platform build a DOMException with a stack. */
+const TIMER_CANCELLED = Object.freeze({ reason: 'oncely: timer cancelled' });
 
 function positiveInteger(name: string, value: number): number {
   if (!Number.isInteger(value) || value <= 0) {
@@ -166,8 +168,9 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
 
   type Prepared = Awaited<ReturnType<typeof prepare>>;
   type EventBody = IdempotencyEvent extends infer E ? (E extends unknown ? Omit<E, 'at' | 'tenant' | 'operation' | 'keyHash'> : never) : never;
-  const report = (prepared: Prepared, body: EventBody) =>
-    emit({ ...prepared.base, at: clock.now(), ...body } as IdempotencyEvent);
+  const report = (prepared: Prepared, body: EventBody) => {
+    if (onEvent) emit({ ...prepared.base, at: clock.now(), ...body } as IdempotencyEvent);
+  };
 
   async function answerExisting<B>(prepared: Prepared, record: IdempotencyRecord): Promise<RunResult<B>> {
     if (record.fingerprint !== prepared.claim.fingerprint) {
@@ -278,16 +281,23 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
     }
   }
 
-  /** Aborts the handler's signal when the lease lapses; `renew` restarts the countdown. */
+  /** A timer through the clock: `schedule` where it has one, else a cancellable `sleep`. */
+  const schedule: (ms: number, callback: () => void) => () => void = clock.schedule
+    ? (ms, callback) => clock.schedule!(ms, callback)
+    : (ms, callback) => {
+        const cancel = new AbortController();
+        clock.sleep(ms, cancel.signal).then(callback, () => undefined);
+        return () => cancel.abort(TIMER_CANCELLED);
+      };
+
+  /** Aborts the handler's signal when the lease lapses; `arm` restarts the countdown. */
   function leaseWatch(prepared: Prepared, callerSignal: AbortSignal | undefined) {
     const controller = new AbortController();
-    let timer = new AbortController();
+    let cancelTimer: () => void = () => undefined;
     const arm = (ms: number) => {
-      timer.abort();
-      timer = new AbortController();
-      clock.sleep(ms, timer.signal).then(
-        () => controller.abort(new OncelyError('lease_lost', 'oncely: the lease lapsed before the handler finished')),
-        () => undefined,
+      cancelTimer();
+      cancelTimer = schedule(ms, () =>
+        controller.abort(new OncelyError('lease_lost', 'oncely: the lease lapsed before the handler finished')),
       );
     };
     const onCallerAbort = () => controller.abort(callerSignal?.reason);
@@ -316,7 +326,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
       context,
       arm,
       stop() {
-        timer.abort();
+        cancelTimer();
         callerSignal?.removeEventListener('abort', onCallerAbort);
       },
     };

@@ -36,3 +36,25 @@ describe('manualClock', () => {
     expect(clock.pending).toBe(0);
   });
 });
+
+describe('schedule', () => {
+  it('systemClock runs the callback once after the delay, and never once cancelled', async () => {
+    const fired: string[] = [];
+    systemClock.schedule!(5, () => fired.push('kept'));
+    const cancel = systemClock.schedule!(5, () => fired.push('cancelled'));
+    cancel();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(fired).toEqual(['kept']);
+  });
+
+  it('manualClock runs scheduled callbacks as time passes them, in deadline order', async () => {
+    const clock = manualClock(0);
+    const fired: string[] = [];
+    clock.schedule(20, () => fired.push('late'));
+    clock.schedule(10, () => fired.push('early'));
+    const cancel = clock.schedule(15, () => fired.push('cancelled'));
+    cancel();
+    await clock.advance(25);
+    expect(fired).toEqual(['early', 'late']);
+  });
+});

@@ -119,3 +119,14 @@ describe('fingerprint properties', () => {
     );
   });
 });
+
+describe('sha256Hex', () => {
+  it("gives the same digest through Node's hash and through Web Crypto, for any text", async () => {
+    const { sha256Hex, sha256HexWebCrypto } = await import('../src/fingerprint/sha256.js');
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'grapheme', maxLength: 200 }), async (text) => {
+        expect(await sha256Hex(text)).toBe(await sha256HexWebCrypto(text));
+      }),
+    );
+  });
+});
