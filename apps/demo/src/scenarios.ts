@@ -17,7 +17,7 @@ any FAIL.
 
 The service flags below apply, with these defaults for a scenario run: --port a free port,
 --data-dir apps/demo/data/scenarios-pglite, --schema oncely_demo_scenarios, --redis-prefix
-oncely-demo-scenarios:<run>:, --reset and --faults always on, --lease-ms 3000 with --store redis.
+oncely-demo-scenarios:, --reset and --faults always on, --lease-ms 3000 with --store redis.
 
 ${SERVICE_USAGE}`;
 

@@ -5,5 +5,5 @@ const data = temporaryDataDir('scenarios');
 describeScenarios(
   'failure boundaries on embedded PGlite (child process, real HTTP, SIGKILL)',
   () => serviceConfig({ port: 7310, store: 'pglite', database: { kind: 'pglite', dataDir: data.path } }),
-  () => data.remove(),
+  { cleanup: () => data.remove() },
 );

@@ -159,7 +159,7 @@ export function parseScenarioFlags(argv: readonly string[], env: Environment): S
       ...values,
       'data-dir': values['data-dir'] ?? join(packageRoot(), 'data', 'scenarios-pglite'),
       schema: values.schema ?? 'oncely_demo_scenarios',
-      'redis-prefix': values['redis-prefix'] ?? `oncely-demo-scenarios:${Date.now().toString(36)}:`,
+      'redis-prefix': values['redis-prefix'] ?? 'oncely-demo-scenarios:',
       // Lease mode: a crashed attempt's record blocks retries until its lease lapses, so keep it short.
       'lease-ms': values['lease-ms'] ?? (values.store === 'redis' ? '3000' : undefined),
     },

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ServiceCommand, serviceCommand } from './service-entry.js';
 
 /** How the child ended. */
@@ -47,6 +48,9 @@ export interface SupervisedService {
   stop(): Promise<void>;
 }
 
+/** Tries per start before the supervisor gives up. */
+const START_ATTEMPTS = 3;
+
 /** Messages the service sends its supervisor over IPC. */
 export interface ListeningMessage {
   readonly type: 'listening';
@@ -71,7 +75,6 @@ export async function superviseService(options: SuperviseOptions): Promise<Super
     state = { kind: 'starting' };
     const recent: string[] = [];
     const flags = firstStart ? [...args, ...(options.firstStartFlags ?? [])] : args;
-    firstStart = false;
     const spawned = spawn(process.execPath, [...command.execArgv, command.entry, ...flags], {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env: process.env,
@@ -92,6 +95,7 @@ export async function superviseService(options: SuperviseOptions): Promise<Super
       spawned.on('message', (message: ListeningMessage) => {
         if (message?.type !== 'listening') return;
         clearTimeout(timer);
+        firstStart = false;
         const url = `http://127.0.0.1:${message.port}`;
         state = { kind: 'up', pid: spawned.pid!, url };
         resolve(url);
@@ -113,11 +117,24 @@ export async function superviseService(options: SuperviseOptions): Promise<Super
         }
         if (!stopping && options.autoRestart) {
           restarts += 1;
-          starting = spawnChild();
+          starting = start();
           starting.catch((error: Error) => options.log?.(error.message, 'stderr'));
         }
       });
     });
+  }
+
+  /** Starts the child; a start that fails (the child exits or hangs while starting) is tried twice more. */
+  async function start(): Promise<string> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await spawnChild();
+      } catch (error) {
+        if (attempt >= START_ATTEMPTS || stopping) throw error;
+        options.log?.(`${(error as Error).message}\noncely demo: starting the service again (${attempt + 1}/${START_ATTEMPTS})`, 'stderr');
+        await sleep(1_000);
+      }
+    }
   }
 
   async function terminate(): Promise<void> {
@@ -130,7 +147,7 @@ export async function superviseService(options: SuperviseOptions): Promise<Super
     clearTimeout(timer);
   }
 
-  starting = spawnChild();
+  starting = start();
   await starting;
 
   return {
@@ -162,7 +179,7 @@ export async function superviseService(options: SuperviseOptions): Promise<Super
         stopping = false;
       }
       args = [...next];
-      starting = spawnChild();
+      starting = start();
       return starting;
     },
     async stop() {

@@ -1,7 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ServiceConfig } from '../../src/cli/service-config.js';
 import { toServiceArgs } from '../../src/cli/flags.js';
 import { runScenario } from '../../src/scenarios/run-scenario.js';
@@ -24,9 +24,10 @@ export function serviceConfig(overrides: Partial<ServiceConfig> & Pick<ServiceCo
   };
 }
 
-/** A temporary PGlite folder, removed after the suite. */
+/** A temporary PGlite folder, copied from the run's template, removed after the suite. */
 export function temporaryDataDir(label: string): { readonly path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), `oncely-demo-${label}-`));
+  cpSync(inject('pgliteTemplate'), path, { recursive: true });
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
 
@@ -34,7 +35,11 @@ export function temporaryDataDir(label: string): { readonly path: string; remove
  * Runs the eight failure boundaries against a service started as a child process (reset first),
  * one test per scenario, each failing with the expectations that did not hold.
  */
-export function describeScenarios(name: string, config: () => ServiceConfig, cleanup: () => void = () => undefined): void {
+export function describeScenarios(
+  name: string,
+  config: () => ServiceConfig,
+  options: { readonly only?: readonly number[]; readonly cleanup?: () => void | Promise<void> } = {},
+): void {
   describe(name, () => {
     let service: SupervisedService | undefined;
     let context: ScenarioContext;
@@ -53,10 +58,10 @@ export function describeScenarios(name: string, config: () => ServiceConfig, cle
 
     afterAll(async () => {
       await service?.stop();
-      cleanup();
+      await options.cleanup?.();
     });
 
-    for (const scenario of SCENARIOS) {
+    for (const scenario of SCENARIOS.filter((candidate) => options.only?.includes(candidate.id) ?? true)) {
       it(`${scenario.id}. ${scenario.title}: ${scenario.expected}`, async () => {
         const result = await runScenario(scenario, context);
         expect(result.failures, `observed: ${result.observed}`).toEqual([]);
