@@ -25,12 +25,11 @@ async function main(): Promise<void> {
   const service = await superviseService({
     args,
     firstStartFlags: config.service.reset ? ['--reset'] : [],
-    autoRestart: true,
     log: (line) => console.log(`  [service] ${line}`),
   });
   const app = await buildHostApp({
     service,
-    scenarios: scenarioContext(service, config.service.store),
+    scenarios: scenarioContext(service),
     store: config.service.store,
     faults: config.faults,
   });

@@ -34,12 +34,11 @@ async function main(): Promise<number> {
   const service = await superviseService({
     args,
     firstStartFlags: parsed.service.reset ? ['--reset'] : [],
-    autoRestart: true,
     log: (line, stream) => {
       if (verbose || stream === 'stderr') console.log(`  [service] ${line}`);
     },
   });
-  const context = scenarioContext(service, parsed.service.store);
+  const context = scenarioContext(service);
   const results: ScenarioResult[] = [];
   try {
     for (const id of parsed.only) {

@@ -26,8 +26,8 @@ describe('the dashboard (what npm run demo serves), driven by Chromium', () => {
 
   beforeAll(async () => {
     const config = serviceConfig({ port: 7321, store: 'pglite', database: { kind: 'pglite', dataDir: data.path } });
-    service = await superviseService({ args: toServiceArgs(config), firstStartFlags: ['--reset'], autoRestart: true });
-    host = await buildHostApp({ service, scenarios: scenarioContext(service, 'pglite'), store: 'pglite', faults: false });
+    service = await superviseService({ args: toServiceArgs(config), firstStartFlags: ['--reset'] });
+    host = await buildHostApp({ service, scenarios: scenarioContext(service), store: 'pglite', faults: false });
     await host.listen({ host: '127.0.0.1', port: HOST_PORT });
     browser = await openBrowser();
     page = await browser.context.newPage();

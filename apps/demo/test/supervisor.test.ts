@@ -16,7 +16,6 @@ describe('the supervisor', () => {
     const lines: string[] = [];
     const service = await superviseService({
       args: [join(folder, 'marker')],
-      autoRestart: true,
       command,
       log: (line) => lines.push(line),
     });

@@ -1,15 +1,13 @@
-import type { StoreKind } from '../cli/service-config.js';
 import type { SupervisedService } from '../supervisor/service-process.js';
 import type { ScenarioContext } from './scenario.js';
 
 /** A context over a supervised service; tenants are unique per run, so runs never share accounts. */
-export function scenarioContext(service: SupervisedService, store: StoreKind): ScenarioContext {
+export function scenarioContext(service: SupervisedService): ScenarioContext {
   const run = Date.now().toString(36);
   let sequence = 0;
   const serviceArgs = [...service.args];
   return {
     service,
-    store,
     serviceArgs,
     newTenant: (label) => `${label}-${run}-${++sequence}`,
   };

@@ -1,10 +1,8 @@
-import type { StoreKind } from '../cli/service-config.js';
 import type { SupervisedService } from '../supervisor/service-process.js';
 
 /** What every scenario gets: the supervised service and fresh names for its data. */
 export interface ScenarioContext {
   readonly service: SupervisedService;
-  readonly store: StoreKind;
   /** The flags the service normally runs with; a scenario that restarts it differently restores them. */
   readonly serviceArgs: readonly string[];
   /** A tenant no other scenario run used: its accounts start at 1000.00. */

@@ -1,5 +1,4 @@
 import { createRelay, type Relay } from '@oncely/core';
-import type { FastifyInstance } from 'fastify';
 import { type BillingConsumer, startBillingConsumer } from '../billing/billing-consumer.js';
 import { queuePublisher } from '../billing/queue-publisher.js';
 import type { ServiceConfig } from '../cli/service-config.js';
@@ -13,7 +12,6 @@ import { buildServiceApp } from './service-app.js';
 
 /** A running payments service. */
 export interface RunningService {
-  readonly app: FastifyInstance;
   /** The port it listens on. */
   readonly port: number;
   /** Stops accepting requests, lets the relay and billing finish their round, closes every connection. */
@@ -76,7 +74,7 @@ export async function startService(config: ServiceConfig): Promise<RunningServic
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    return { app, port, close: closeAll };
+    return { port, close: closeAll };
   } catch (error) {
     await closeAll();
     throw error;

@@ -22,12 +22,11 @@ export interface SuperviseOptions {
   readonly args: readonly string[];
   /** Flags for the very first start only, such as `--reset`: a restart after a crash must keep the data. */
   readonly firstStartFlags?: readonly string[];
-  /** Start it again when it dies unexpectedly (a fault's SIGKILL). */
-  readonly autoRestart: boolean;
   /** Receives every line the child prints. */
   readonly log?: (line: string, stream: 'stdout' | 'stderr') => void;
   /** How long a start may take (PGlite's first initdb takes a few seconds). */
   readonly startTimeoutMs?: number;
+  /** What to run (default: the demo's service, from dist or, in tests, from src through tsx). */
   readonly command?: ServiceCommand;
 }
 
@@ -57,7 +56,7 @@ export interface ListeningMessage {
   readonly port: number;
 }
 
-/** Starts the service as a child process and keeps it running; resolves once it listens. */
+/** Starts the service as a child process and starts it again whenever it dies; resolves once it listens. */
 export async function superviseService(options: SuperviseOptions): Promise<SupervisedService> {
   const command = options.command ?? serviceCommand();
   const startTimeoutMs = options.startTimeoutMs ?? 60_000;
@@ -115,7 +114,7 @@ export async function superviseService(options: SuperviseOptions): Promise<Super
           reject(new Error(`oncely demo: the service exited while starting (${signal ?? code})\n${recent.join('\n')}`));
           return;
         }
-        if (!stopping && options.autoRestart) {
+        if (!stopping) {
           restarts += 1;
           starting = start();
           starting.catch((error: Error) => options.log?.(error.message, 'stderr'));

@@ -48,12 +48,11 @@ export function describeScenarios(
       service = await superviseService({
         args: toServiceArgs(config()),
         firstStartFlags: ['--reset'],
-        autoRestart: true,
         log: (line, stream) => {
           if (stream === 'stderr') console.log(`[service] ${line}`);
         },
       });
-      context = scenarioContext(service, config().store);
+      context = scenarioContext(service);
     });
 
     afterAll(async () => {
