@@ -16,10 +16,10 @@ CREATE TABLE IF NOT EXISTS oncely_idempotency (
   lease_expires_at timestamptz,
   -- fencing counter: 1 for the first owner, +1 at every takeover of a lapsed lease
   fence            integer     NOT NULL DEFAULT 1 CHECK (fence >= 1),
-  -- terminal only: the response to replay
+  -- terminal only: the response to replay; json (not jsonb) keeps its text exactly: key order, U+0000
   response_status  smallint    CHECK (response_status BETWEEN 100 AND 599),
-  response_headers jsonb,
-  response_body    jsonb,
+  response_headers json,
+  response_body    json,
   body_omitted     boolean     NOT NULL DEFAULT false,
   resource_id      text,
   created_at       timestamptz NOT NULL DEFAULT now(),

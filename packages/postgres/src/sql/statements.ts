@@ -47,7 +47,7 @@ export interface StoreStatements {
 
 const outcomeColumns = (table: QuotedIdentifier, owned: Fragment) => sql`UPDATE ${table} SET
     state = $6, lease_token = NULL, lease_expires_at = NULL,
-    response_status = $7, response_headers = $8::text::jsonb, response_body = $9::text::jsonb,
+    response_status = $7, response_headers = $8::text::json, response_body = $9::text::json,
     body_omitted = $10, resource_id = $11,
     expires_at = ${msFromNow(sql`$12`)}
   WHERE ${scope} AND ${owned}

@@ -39,25 +39,13 @@ export function toRecord(scope: Scope, row: RecordRow): IdempotencyRecord {
     : { ...base, response: toResponse(row) };
 }
 
-/**
- * JSON text jsonb refuses: an escaped U+0000, or a lone surrogate (JSON.stringify escapes only
- * those). A backslash opens an escape only when preceded by an even number of backslashes.
- */
-const UNSTORABLE_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\u(?:0000|d[89a-f])/i;
-
-/**
- * The parameters `complete` and `save` bind for a response ($7-$11). A body jsonb cannot hold is
- * stored as omitted (status, headers and resource id kept), as core does for an oversized body:
- * failing here, after the side effect, would leave the outcome unrecorded.
- */
+/** The parameters `complete` and `save` bind for a response ($7-$11). */
 export function responseParams(response: StoredResponse): unknown[] {
-  const body = response.body === undefined ? null : (JSON.stringify(response.body) ?? null);
-  const storable = body === null || !UNSTORABLE_ESCAPE.test(body);
   return [
     response.status,
     response.headers === undefined ? null : JSON.stringify(response.headers),
-    storable ? body : null,
-    response.bodyOmitted === true || !storable,
+    response.body === undefined ? null : (JSON.stringify(response.body) ?? null),
+    response.bodyOmitted === true,
     response.resourceId ?? null,
   ];
 }
