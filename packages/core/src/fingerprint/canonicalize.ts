@@ -14,10 +14,26 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
  * symbols, `undefined` outside an object property, lone surrogates, Map/Set/typed arrays, cycles.
  */
 export function canonicalize(value: unknown): string {
-  return serialize(value, '$', new Set());
+  return serialize(value, ROOT, new Set());
 }
 
-function serialize(value: unknown, path: string, ancestors: Set<object>): string {
+/** Where a value sits, as a linked list: the `$.a[0]` text is built only for an error message. */
+interface Path {
+  readonly parent?: Path;
+  readonly segment: string | number;
+}
+const ROOT: Path = { segment: '$' };
+
+function pathText(path: Path): string {
+  let text = '';
+  for (let at: Path | undefined = path; at; at = at.parent) {
+    const segment = at.segment;
+    text = (typeof segment === 'number' ? `[${segment}]` : at.parent ? `.${segment}` : segment) + text;
+  }
+  return text;
+}
+
+function serialize(value: unknown, path: Path, ancestors: Set<object>): string {
   switch (typeof value) {
     case 'string':
       return quote(value, path);
@@ -38,7 +54,7 @@ function serialize(value: unknown, path: string, ancestors: Set<object>): string
   }
 }
 
-function serializeObject(value: object, path: string, ancestors: Set<object>): string {
+function serializeObject(value: object, path: Path, ancestors: Set<object>): string {
   if (ancestors.has(value)) throw notJson(path, 'the value contains a cycle');
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function') {
     return serialize((value as { toJSON(key: string): unknown }).toJSON(''), path, ancestors);
@@ -50,13 +66,13 @@ function serializeObject(value: object, path: string, ancestors: Set<object>): s
   ancestors.add(value);
   try {
     if (Array.isArray(value)) {
-      return `[${value.map((item, index) => serialize(item, `${path}[${index}]`, ancestors)).join(',')}]`;
+      return `[${value.map((item, index) => serialize(item, { parent: path, segment: index }, ancestors)).join(',')}]`;
     }
     const members: string[] = [];
     for (const name of Object.keys(value).sort()) {
       const member = (value as Record<string, unknown>)[name];
       if (member === undefined) continue;
-      const memberPath = `${path}.${name}`;
+      const memberPath: Path = { parent: path, segment: name };
       members.push(`${quote(name, memberPath)}:${serialize(member, memberPath, ancestors)}`);
     }
     return `{${members.join(',')}}`;
@@ -65,7 +81,7 @@ function serializeObject(value: object, path: string, ancestors: Set<object>): s
   }
 }
 
-function rejectNonPlain(value: object, path: string): void {
+function rejectNonPlain(value: object, path: Path): void {
   const kind =
     value instanceof Map
       ? 'Map'
@@ -83,11 +99,11 @@ function rejectNonPlain(value: object, path: string): void {
   if (kind) throw notJson(path, `a ${kind} has no faithful JSON form`);
 }
 
-function quote(text: string, path: string): string {
+function quote(text: string, path: Path): string {
   if (LONE_SURROGATE.test(text)) throw notJson(path, 'the string contains a lone UTF-16 surrogate');
   return JSON.stringify(text);
 }
 
-function notJson(path: string, reason: string): OncelyError {
-  return new OncelyError('invalid_request_payload', `oncely: the request payload is not JSON at ${path}: ${reason}`);
+function notJson(path: Path, reason: string): OncelyError {
+  return new OncelyError('invalid_request_payload', `oncely: the request payload is not JSON at ${pathText(path)}: ${reason}`);
 }
