@@ -3,6 +3,7 @@ export type {
   PGliteResultLike,
   PGliteTransactionLike,
   PgClientLike,
+  PgQueryConfigLike,
   PgPoolClientLike,
   PgPoolLike,
   PgQueryResultLike,
@@ -10,7 +11,7 @@ export type {
   PostgresTx,
   SqlResult,
 } from './driver/postgres-db.js';
-export { type SqlConnection, type SqlDriver, sqlDriver, type TransactionEnd } from './driver/sql-driver.js';
+export { type SqlConnection, type SqlDriver, type SqlDriverOptions, sqlDriver, type TransactionEnd } from './driver/sql-driver.js';
 export { MAX_IDENTIFIER_BYTES, qualifiedName, type QuotedIdentifier, quoteIdentifier } from './identifiers/identifier.js';
 export { DEFAULT_JOURNAL_TABLE, type PostgresJournal, type PostgresJournalOptions, postgresJournal } from './journal/postgres-journal.js';
 export { migrate } from './migrate/migrate.js';

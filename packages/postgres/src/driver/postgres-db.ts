@@ -21,9 +21,16 @@ export interface PgQueryResultLike {
   readonly command?: string;
 }
 
+/** A named statement, as `pg` takes it: prepared once per connection. */
+export interface PgQueryConfigLike {
+  readonly name: string;
+  readonly text: string;
+  readonly values?: unknown[];
+}
+
 /** A connection that runs SQL: `pg.Client`, or a client checked out of a pool. */
 export interface PgClientLike {
-  query(text: string, values?: unknown[]): Promise<PgQueryResultLike>;
+  query(textOrConfig: string | PgQueryConfigLike, values?: unknown[]): Promise<PgQueryResultLike>;
 }
 
 /** A client checked out of a `pg.Pool`. */

@@ -1,4 +1,5 @@
 import { OncelyError } from '@oncely/core';
+import { preparedName } from '../sql/prepared.js';
 import { sqlState } from './sql-state.js';
 import { type Mutex, mutex } from './mutex.js';
 import type {
@@ -33,6 +34,23 @@ export interface SqlDriver extends PostgresTx {
    * the transaction has ended.
    */
   transaction<T>(work: (tx: SqlConnection) => Promise<TransactionEnd<T>>): Promise<T>;
+}
+
+/** How oncely talks to a database. */
+export interface SqlDriverOptions {
+  /**
+   * Run oncely's own statements as named prepared statements on `pg` (default true): planned once per
+   * connection. Turn off behind a pooler that cannot keep them (PgBouncer in transaction mode before
+   * 1.21). PGlite has no named statements; the option does not apply to it.
+   */
+  readonly preparedStatements?: boolean;
+}
+
+/** Sends a statement through `pg`, named when it is one of oncely's and naming is on. */
+function pgQuery(client: PgClientLike, prepare: boolean, text: string, params?: readonly unknown[]) {
+  const values = params && [...params];
+  const name = prepare ? preparedName(text) : undefined;
+  return name ? client.query({ name, text, values: values ?? [] }) : client.query(text, values);
 }
 
 const fromPg = <R>(result: PgQueryResultLike): SqlResult<R> => ({
@@ -74,8 +92,8 @@ function guard(connection: SqlConnection) {
   };
 }
 
-const pgConnection = (client: PgClientLike): SqlConnection => ({
-  query: async <R>(text: string, params?: readonly unknown[]) => fromPg<R>(await client.query(text, params && [...params])),
+const pgConnection = (client: PgClientLike, prepare: boolean): SqlConnection => ({
+  query: async <R>(text: string, params?: readonly unknown[]) => fromPg<R>(await pgQuery(client, prepare, text, params)),
   exec: async (script) => {
     await client.query(script);
   },
@@ -87,10 +105,11 @@ const pgConnection = (client: PgClientLike): SqlConnection => ({
  */
 async function pgTransaction<T>(
   client: PgClientLike,
+  prepare: boolean,
   work: (tx: SqlConnection) => Promise<TransactionEnd<T>>,
   broken: (error: unknown) => void,
 ): Promise<T> {
-  const handle = guard(pgConnection(client));
+  const handle = guard(pgConnection(client, prepare));
   let stage: 'begin' | 'open' | 'ending' | 'ended' = 'begin';
   try {
     await client.query('BEGIN');
@@ -117,10 +136,10 @@ async function pgTransaction<T>(
   }
 }
 
-function poolDriver(pool: PgPoolLike): SqlDriver {
+function poolDriver(pool: PgPoolLike, prepare: boolean): SqlDriver {
   return {
     kind: 'pool',
-    query: async <R>(text: string, params?: readonly unknown[]) => fromPg<R>(await pool.query(text, params && [...params])),
+    query: async <R>(text: string, params?: readonly unknown[]) => fromPg<R>(await pgQuery(pool, prepare, text, params)),
     async transaction(work) {
       const client = await pool.connect();
       let failure: Error | undefined;
@@ -131,7 +150,7 @@ function poolDriver(pool: PgPoolLike): SqlDriver {
       // transaction, not the process: pg-pool listens for errors only on idle clients.
       client.on?.('error', broken);
       try {
-        return await pgTransaction(client, work, broken);
+        return await pgTransaction(client, prepare, work, broken);
       } finally {
         client.removeListener?.('error', broken);
         client.release(failure);
@@ -143,14 +162,14 @@ function poolDriver(pool: PgPoolLike): SqlDriver {
 /** One turn order per client: a store, an outbox and a journal sharing it must not interleave. */
 const clientTurns = new WeakMap<PgClientLike, Mutex>();
 
-function clientDriver(client: PgClientLike): SqlDriver {
+function clientDriver(client: PgClientLike, prepare: boolean): SqlDriver {
   let turn = clientTurns.get(client);
   if (!turn) clientTurns.set(client, (turn = mutex()));
   return {
     kind: 'client',
     query: <R>(text: string, params?: readonly unknown[]) =>
-      turn.run(async () => fromPg<R>(await client.query(text, params && [...params]))),
-    transaction: (work) => turn.run(() => pgTransaction(client, work, () => undefined)),
+      turn.run(async () => fromPg<R>(await pgQuery(client, prepare, text, params))),
+    transaction: (work) => turn.run(() => pgTransaction(client, prepare, work, () => undefined)),
   };
 }
 
@@ -184,10 +203,11 @@ const isFunction = (value: unknown) => typeof value === 'function';
  * and `exec`; a `pg.Pool` has `connect` and `totalCount`; anything else with `query` is a single
  * connection (`pg.Client`, or a client checked out of a pool) whose statements are serialized.
  */
-export function sqlDriver(db: PostgresDb): SqlDriver {
+export function sqlDriver(db: PostgresDb, options: SqlDriverOptions = {}): SqlDriver {
   const shape = db as Partial<PGliteLike & PgPoolLike> | null | undefined;
+  const prepare = options.preparedStatements ?? true;
   if (isFunction(shape?.transaction) && isFunction(shape?.exec)) return pgliteDriver(db as PGliteLike);
-  if (isFunction(shape?.connect) && typeof shape?.totalCount === 'number') return poolDriver(db as PgPoolLike);
-  if (isFunction(shape?.query)) return clientDriver(db as PgClientLike);
+  if (isFunction(shape?.connect) && typeof shape?.totalCount === 'number') return poolDriver(db as PgPoolLike, prepare);
+  if (isFunction(shape?.query)) return clientDriver(db as PgClientLike, prepare);
   throw new OncelyError('invalid_option', 'oncely/postgres: db must be a pg.Pool, a connected pg.Client or a PGlite instance');
 }

@@ -9,7 +9,8 @@ import {
   toStorageError,
 } from '@oncely/core';
 import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
-import { sqlDriver } from '../driver/sql-driver.js';
+import { type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
+import { prepared } from '../sql/prepared.js';
 import { qualifiedName, type QuotedIdentifier } from '../identifiers/identifier.js';
 import { inboxStatements } from './inbox-statements.js';
 
@@ -17,7 +18,7 @@ import { inboxStatements } from './inbox-statements.js';
 export const DEFAULT_INBOX_TABLE = 'oncely_inbox';
 
 /** Options of {@link postgresInbox}. */
-export interface PostgresInboxOptions {
+export interface PostgresInboxOptions extends SqlDriverOptions {
   /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the inbox never closes it. */
   readonly db: PostgresDb;
   /** Inbox table (default `oncely_inbox`). */
@@ -62,8 +63,8 @@ export interface PostgresInbox extends Inbox<PostgresTx> {
  */
 export function postgresInbox(options: PostgresInboxOptions): PostgresInbox {
   const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_INBOX_TABLE);
-  const driver = sqlDriver(options.db);
-  const sql = inboxStatements(table);
+  const driver = sqlDriver(options.db, options);
+  const sql = prepared(inboxStatements(table));
 
   async function process(tx: PostgresTx, input: InboxInput, fn: (tx: PostgresTx) => Promise<unknown>): Promise<InboxOutcome> {
     assertInboxInput(input);

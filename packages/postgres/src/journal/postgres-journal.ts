@@ -13,7 +13,8 @@ import {
   toStorageError,
 } from '@oncely/core';
 import type { PostgresDb } from '../driver/postgres-db.js';
-import { type SqlDriver, sqlDriver } from '../driver/sql-driver.js';
+import { type SqlDriver, type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
+import { prepared } from '../sql/prepared.js';
 import { qualifiedName, type QuotedIdentifier } from '../identifiers/identifier.js';
 import { journalStatements } from './journal-statements.js';
 
@@ -21,7 +22,7 @@ import { journalStatements } from './journal-statements.js';
 export const DEFAULT_JOURNAL_TABLE = 'oncely_journal';
 
 /** Options of {@link postgresJournal}. */
-export interface PostgresJournalOptions {
+export interface PostgresJournalOptions extends SqlDriverOptions {
   /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the journal never closes it. */
   readonly db: PostgresDb;
   /** Journal table (default `oncely_journal`); letters, digits and `_`. */
@@ -71,9 +72,9 @@ const toEntry = (row: EntryRow): JournalEntry =>
  * begins agree through the primary key. Failures become `StorageError`s.
  */
 export function postgresJournal(options: PostgresJournalOptions): PostgresJournal {
-  const driver: SqlDriver = sqlDriver(options.db);
+  const driver: SqlDriver = sqlDriver(options.db, options);
   const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_JOURNAL_TABLE);
-  const sql = journalStatements(table);
+  const sql = prepared(journalStatements(table));
 
   const storage = async <T>(operation: string, call: () => Promise<T>): Promise<T> => {
     try {

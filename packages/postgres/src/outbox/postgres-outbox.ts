@@ -7,7 +7,8 @@ import {
   toStorageError,
 } from '@oncely/core';
 import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
-import { sqlDriver } from '../driver/sql-driver.js';
+import { type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
+import { prepared } from '../sql/prepared.js';
 import { sqlState } from '../driver/sql-state.js';
 import { qualifiedName, type QuotedIdentifier, quoteIdentifier } from '../identifiers/identifier.js';
 import { outboxStatements } from './outbox-statements.js';
@@ -17,7 +18,7 @@ import { outboxCall, postgresSource } from './postgres-source.js';
 export const DEFAULT_OUTBOX_TABLE = 'oncely_outbox';
 
 /** Options of {@link postgresOutbox}. */
-export interface PostgresOutboxOptions {
+export interface PostgresOutboxOptions extends SqlDriverOptions {
   /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the outbox never closes it. */
   readonly db: PostgresDb;
   /** Outbox table (default `oncely_outbox`); its sequences live in `<table>_sequences`, as `migrate()` names them. */
@@ -69,8 +70,8 @@ export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
   const sequences = qualifiedName(schema, `${tableName}_sequences`);
   const channel = options.channel === false ? undefined : (options.channel ?? tableName);
   if (channel !== undefined) quoteIdentifier(channel, 'notification channel');
-  const driver = sqlDriver(options.db);
-  const sql = outboxStatements(table, sequences, channel !== undefined);
+  const driver = sqlDriver(options.db, options);
+  const sql = prepared(outboxStatements(table, sequences, channel !== undefined));
 
   return {
     table,

@@ -10,7 +10,8 @@ import {
   toStorageError,
 } from '@oncely/core';
 import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
-import { sqlDriver } from '../driver/sql-driver.js';
+import { type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
+import { prepared } from '../sql/prepared.js';
 import { isLockTimeout, isRetryableConflict } from '../driver/sql-state.js';
 import { qualifiedName } from '../identifiers/identifier.js';
 import { type RecordRow, responseParams, toRecord } from './record.js';
@@ -20,7 +21,7 @@ import { storeStatements } from '../sql/statements.js';
 export const DEFAULT_TABLE = 'oncely_idempotency';
 
 /** Options of {@link postgresStore}. */
-export interface PostgresStoreOptions {
+export interface PostgresStoreOptions extends SqlDriverOptions {
   /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the store never closes it. */
   readonly db: PostgresDb;
   /** Table of idempotency records (default `oncely_idempotency`); letters, digits and `_`. */
@@ -62,10 +63,10 @@ function lockTimeoutSetting(ms: number | undefined): string | null {
  * statement; failures become `StorageError`s, and nothing runs without a claim.
  */
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
-  const driver = sqlDriver(options.db);
+  const driver = sqlDriver(options.db, options);
   const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_TABLE);
   const lockTimeout = lockTimeoutSetting(options.lockTimeoutMs);
-  const sql = storeStatements(table);
+  const sql = prepared(storeStatements(table));
 
   async function storage<T>(operation: string, call: () => Promise<T>): Promise<T> {
     try {

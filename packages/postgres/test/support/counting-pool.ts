@@ -1,11 +1,14 @@
 import type pg from 'pg';
-import type { PgPoolLike } from '../../src/index.js';
+import type { PgPoolLike, PgQueryConfigLike } from '../../src/index.js';
 
 /** A statement as it reached the server, and on which connection. */
 export interface Sent {
   readonly connection: number;
   readonly text: string;
 }
+
+/** The SQL of a plain or a named (prepared) statement. */
+const textOf = (textOrConfig: string | PgQueryConfigLike) => (typeof textOrConfig === 'string' ? textOrConfig : textOrConfig.text);
 
 /**
  * Wraps a pool so every statement is recorded: one statement is one round trip with pg, which is
@@ -19,17 +22,17 @@ export function countingPool(pool: pg.Pool): PgPoolLike & { readonly sent: Sent[
     get totalCount() {
       return pool.totalCount;
     },
-    query(text: string, values?: unknown[]) {
-      sent.push({ connection: 0, text });
-      return pool.query(text, values);
+    query(textOrConfig: string | PgQueryConfigLike, values?: unknown[]) {
+      sent.push({ connection: 0, text: textOf(textOrConfig) });
+      return pool.query(textOrConfig, values);
     },
     async connect() {
       const client = await pool.connect();
       const connection = ++connections;
       return {
-        query(text: string, values?: unknown[]) {
-          sent.push({ connection, text });
-          return client.query(text, values);
+        query(textOrConfig: string | PgQueryConfigLike, values?: unknown[]) {
+          sent.push({ connection, text: textOf(textOrConfig) });
+          return client.query(textOrConfig, values);
         },
         release: (error?: Error | boolean) => client.release(error),
       };
