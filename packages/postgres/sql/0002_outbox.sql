@@ -5,6 +5,8 @@
 CREATE TABLE IF NOT EXISTS oncely_outbox (
   -- the consumers' deduplication identity
   event_id         text        PRIMARY KEY,
+  -- insertion order: relays claim the oldest first (timestamps can tie, a sequence cannot)
+  position         bigint      GENERATED ALWAYS AS IDENTITY,
   aggregate_type   text        NOT NULL,
   aggregate_id     text        NOT NULL,
   -- position in the aggregate: events of one aggregate are published in this order
@@ -39,7 +41,7 @@ CREATE TABLE IF NOT EXISTS oncely_outbox_sequences (
 );
 
 -- The claim walks unpublished events oldest first...
-CREATE INDEX IF NOT EXISTS oncely_outbox_unpublished_idx ON oncely_outbox (created_at) WHERE published_at IS NULL;
+CREATE INDEX IF NOT EXISTS oncely_outbox_unpublished_idx ON oncely_outbox (position) WHERE published_at IS NULL;
 -- ...and checks that no earlier event of the same aggregate is still unpublished.
 CREATE INDEX IF NOT EXISTS oncely_outbox_pending_seq_idx
   ON oncely_outbox (aggregate_type, aggregate_id, aggregate_seq) WHERE published_at IS NULL;

@@ -72,7 +72,7 @@ export function outboxStatements(outbox: QuotedIdentifier, sequences: QuotedIden
             SELECT 1 FROM ${outbox} earlier
             WHERE earlier.aggregate_type = o.aggregate_type AND earlier.aggregate_id = o.aggregate_id
               AND earlier.published_at IS NULL AND earlier.aggregate_seq < o.aggregate_seq)
-        ORDER BY o.created_at, o.event_id
+        ORDER BY o.position
         LIMIT $2
         FOR UPDATE OF o SKIP LOCKED
       )
