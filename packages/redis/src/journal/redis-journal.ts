@@ -13,7 +13,7 @@ import {
 import type { Cluster, Redis } from 'ioredis';
 import { journalKeys } from './journal-keys.js';
 import { toEntry } from './journal-reply.js';
-import { callJournalScript, registerJournalScripts } from './journal-scripts.js';
+import { journalScripts } from './journal-scripts.js';
 
 /** Options of {@link redisJournal}. */
 export interface RedisJournalOptions {
@@ -46,7 +46,7 @@ export function redisJournal(options: RedisJournalOptions): RedisJournal {
   }
   const prefix = options.prefix ?? DEFAULT_JOURNAL_PREFIX;
   const keys = journalKeys(prefix, client);
-  registerJournalScripts(client);
+  journalScripts.register(client);
 
   /** Every failure leaves as a StorageError (validation errors, raised before, stay as they are). */
   const guard = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
@@ -69,7 +69,7 @@ export function redisJournal(options: RedisJournalOptions): RedisJournal {
     async begin(operationId, beginOptions) {
       const { key, requestJson } = resolveBegin(operationId, beginOptions);
       return guard('begin', async () => {
-        const reply = (await callJournalScript(client, 'begin', [keys.entry(operationId), keys.pending], [
+        const reply = (await journalScripts.call(client, 'begin', [keys.entry(operationId), keys.pending], [
           operationId,
           key,
           ...flag(requestJson),
@@ -85,7 +85,7 @@ export function redisJournal(options: RedisJournalOptions): RedisJournal {
     async recordAttempt(operationId) {
       assertValidOperationId(operationId);
       const reply = await guard('recordAttempt', () =>
-        callJournalScript(client, 'attempt', [keys.entry(operationId), keys.pending, keys.unknown], [operationId]),
+        journalScripts.call(client, 'attempt', [keys.entry(operationId), keys.pending, keys.unknown], [operationId]),
       );
       return existing(operationId, reply);
     },
@@ -93,7 +93,7 @@ export function redisJournal(options: RedisJournalOptions): RedisJournal {
       assertValidOperationId(operationId);
       const { state, dataJson } = resolveOutcome(outcome);
       const reply = await guard('complete', () =>
-        callJournalScript(client, 'complete', [keys.entry(operationId), keys.pending, keys.unknown, keys.settled], [
+        journalScripts.call(client, 'complete', [keys.entry(operationId), keys.pending, keys.unknown, keys.settled], [
           operationId,
           state,
           ...flag(dataJson),
@@ -104,7 +104,7 @@ export function redisJournal(options: RedisJournalOptions): RedisJournal {
     async markUnknown(operationId, lastError) {
       assertValidOperationId(operationId);
       const reply = await guard('markUnknown', () =>
-        callJournalScript(client, 'unknown', [keys.entry(operationId), keys.pending, keys.unknown], [
+        journalScripts.call(client, 'unknown', [keys.entry(operationId), keys.pending, keys.unknown], [
           operationId,
           ...flag(lastError === undefined ? undefined : String(lastError)),
         ]),
@@ -114,7 +114,7 @@ export function redisJournal(options: RedisJournalOptions): RedisJournal {
     async listUnresolved(listOptions) {
       const { staleAfterMs, limit } = resolveListUnresolved(listOptions);
       return guard('listUnresolved', async () => {
-        const [cutoff, ...pairs] = (await callJournalScript(client, 'unresolved', [keys.pending, keys.unknown], [
+        const [cutoff, ...pairs] = (await journalScripts.call(client, 'unresolved', [keys.pending, keys.unknown], [
           Math.floor(staleAfterMs),
           limit,
         ])) as string[];
@@ -137,10 +137,10 @@ export function redisJournal(options: RedisJournalOptions): RedisJournal {
     async purgeSettled(purgeOptions) {
       const { olderThanMs, limit } = resolvePurgeSettled(purgeOptions);
       return guard('purgeSettled', async () => {
-        const [cutoff, ...ids] = (await callJournalScript(client, 'settled', [keys.settled], [Math.floor(olderThanMs), limit])) as string[];
+        const [cutoff, ...ids] = (await journalScripts.call(client, 'settled', [keys.settled], [Math.floor(olderThanMs), limit])) as string[];
         if (ids.length === 0) return 0;
         const pipeline = client.pipeline();
-        for (const id of ids) void callJournalScript(pipeline, 'forget', [keys.entry(id), keys.settled], [id, cutoff!]);
+        for (const id of ids) void journalScripts.call(pipeline, 'forget', [keys.entry(id), keys.settled], [id, cutoff!]);
         const replies = (await pipeline.exec()) ?? [];
         let deleted = 0;
         for (const [error, reply] of replies) {

@@ -9,7 +9,7 @@ import {
 } from '../replication/replica-wait.js';
 import { recordKey } from './record-key.js';
 import { toClaimResult, toCompleteReply, toFenceResult, toRecord } from './record-reply.js';
-import { callScript, registerScripts, type ScriptName } from './scripts.js';
+import { type ScriptName, storeScripts } from './scripts.js';
 
 /** Options of {@link redisStore}. */
 export interface RedisStoreOptions {
@@ -62,7 +62,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   }
   const prefix = checkPrefix(options.prefix ?? DEFAULT_PREFIX, client);
   const wait = checkReplicaWait(options.wait);
-  registerScripts(client);
+  storeScripts.register(client);
   // A complete whose WAIT fell short is stored on the primary: the engine's retry must not read it as lost.
   const unconfirmed = new Set<string>();
 
@@ -80,8 +80,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   /** Runs a writing script; with `wait`, WAIT follows in the same pipeline and round trip. */
   const write = async (name: ScriptName, key: string, args: readonly (string | number)[]) =>
     wait
-      ? writeThenWait(client, wait, (pipeline) => callScript(pipeline, name, key, args))
-      : { reply: await callScript(client, name, key, args), acknowledged: undefined };
+      ? writeThenWait(client, wait, (pipeline) => storeScripts.call(pipeline, name, [key], args))
+      : { reply: await storeScripts.call(client, name, [key], args), acknowledged: undefined };
 
   /** The error to throw when fewer replicas than required acknowledged `what`. */
   const shortfall = (what: string, acknowledged: number | undefined) =>
@@ -103,7 +103,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     claim: (input) =>
       guard('claim', async () => {
         const key = keyOf(input.scope);
-        const reply = await callScript(client, 'claim', key, [input.fingerprint, input.token, input.leaseMs, input.retentionMs]);
+        const reply = await storeScripts.call(client, 'claim', [key], [input.fingerprint, input.token, input.leaseMs, input.retentionMs]);
         const result = toClaimResult(input.scope, reply);
         // Only a winning claim wrote anything; a replay never waits for replicas.
         if (wait && result.kind === 'claimed') {
@@ -135,7 +135,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       }),
 
     release: (input) =>
-      guard('release', async () => toFenceResult(await callScript(client, 'release', keyOf(input.scope), [input.token]))),
+      guard('release', async () => toFenceResult(await storeScripts.call(client, 'release', [keyOf(input.scope)], [input.token]))),
 
     extend: (input) =>
       guard('extend', async () => {
@@ -148,7 +148,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
     get: (scope) =>
       guard('get', async () => {
-        const reply = await callScript(client, 'get', keyOf(scope), []);
+        const reply = await storeScripts.call(client, 'get', [keyOf(scope)], []);
         return reply === null ? undefined : toRecord(scope, reply);
       }),
 

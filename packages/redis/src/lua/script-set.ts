@@ -1,0 +1,44 @@
+import { createHash } from 'node:crypto';
+import type { ChainableCommander, Cluster, Redis } from 'ioredis';
+
+/** One Lua script and the number of keys it declares. */
+export interface ScriptSource {
+  readonly lua: string;
+  readonly keys: number;
+}
+
+/** A client or a pipeline: anything a defined command can be called on. */
+type ScriptTarget = Redis | Cluster | ChainableCommander;
+
+/** A named set of scripts, registered once per client and called by name. */
+export interface ScriptSet<Name extends string> {
+  /** Registers every script with `defineCommand` (EVAL on a connection's first call, EVALSHA after). */
+  register(client: Redis | Cluster): void;
+  /** Calls a registered script: one command on a client, queued on a pipeline. */
+  call(target: ScriptTarget, name: Name, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
+}
+
+/**
+ * Command names are `<namespace><name>_<sha1 prefix of the Lua>`, so two copies of the package on one
+ * client never run each other's scripts.
+ */
+export function scriptSet<Name extends string>(namespace: string, scripts: Readonly<Record<Name, ScriptSource>>): ScriptSet<Name> {
+  const names = Object.keys(scripts) as Name[];
+  const command = Object.fromEntries(
+    names.map((name) => [name, `${namespace}${name}_${createHash('sha1').update(scripts[name].lua).digest('hex').slice(0, 10)}`]),
+  ) as Record<Name, string>;
+  return {
+    register(client) {
+      const commands = client as unknown as Record<string, unknown>;
+      for (const name of names) {
+        if (typeof commands[command[name]] === 'function') continue;
+        client.defineCommand(command[name], { numberOfKeys: scripts[name].keys, lua: scripts[name].lua });
+      }
+    },
+    call(target, name, keys, args) {
+      const call = (target as unknown as Record<string, (...values: (string | number)[]) => Promise<unknown>>)[command[name]];
+      if (typeof call !== 'function') throw new Error(`the ${name} script is not registered on this client`);
+      return call.call(target, ...keys, ...args);
+    },
+  };
+}
