@@ -119,6 +119,15 @@ export interface Idempotency<S extends IdempotencyStore> {
 }
 
 const COMPLETE_ATTEMPTS = 3;
+
+/** The handler's own abort controller, aborted with the caller's reason when the caller's signal aborts. */
+function followCaller(callerSignal: AbortSignal | undefined) {
+  const controller = new AbortController();
+  const onCallerAbort = () => controller.abort(callerSignal?.reason);
+  if (callerSignal?.aborted) onCallerAbort();
+  callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+  return { controller, unlink: () => callerSignal?.removeEventListener('abort', onCallerAbort) };
+}
 /** A shared abort reason: aborting without one makes the platform build a DOMException with a stack. */
 const TIMER_CANCELLED = Object.freeze({ reason: 'oncely: timer cancelled' });
 
@@ -292,7 +301,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
 
   /** Aborts the handler's signal when the lease lapses; `arm` restarts the countdown. */
   function leaseWatch(prepared: Prepared, callerSignal: AbortSignal | undefined) {
-    const controller = new AbortController();
+    const { controller, unlink } = followCaller(callerSignal);
     let cancelTimer: () => void = () => undefined;
     const arm = (ms: number) => {
       cancelTimer();
@@ -300,9 +309,6 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
         controller.abort(new OncelyError('lease_lost', 'oncely: the lease lapsed before the handler finished')),
       );
     };
-    const onCallerAbort = () => controller.abort(callerSignal?.reason);
-    if (callerSignal?.aborted) onCallerAbort();
-    callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
     const context = {
       signal: controller.signal,
       token: prepared.claim.token,
@@ -327,7 +333,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
       arm,
       stop() {
         cancelTimer();
-        callerSignal?.removeEventListener('abort', onCallerAbort);
+        unlink();
       },
     };
   }
@@ -390,10 +396,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
       }
       report(prepared, { type: 'claimed', mode: 'transaction', fence: claim.fence, takeover: claim.takeover });
       executed = true;
-      const controller = new AbortController();
-      const onCallerAbort = () => controller.abort(request.signal?.reason);
-      if (request.signal?.aborted) onCallerAbort();
-      request.signal?.addEventListener('abort', onCallerAbort, { once: true });
+      const { controller, unlink } = followCaller(request.signal);
       let response: IdempotentResponse<B>;
       try {
         response = await handler({
@@ -408,7 +411,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
         });
         checkStatus(response);
       } finally {
-        request.signal?.removeEventListener('abort', onCallerAbort);
+        unlink();
       }
       const decision = replay(response);
       if (decision === 'release') {
