@@ -17,9 +17,9 @@ function parseCommandStats(info: string): Record<string, number> {
 
 /**
  * Reads the server's command counters (`INFO commandstats`), summed over every master of a Cluster.
- * The store sends `evalsha` (`eval` the first time a script runs on a connection) and, with the
- * `wait` option, `wait` and `exists`; the commands its scripts run inside Redis (`hmget`, `hset`,
- * `time`, `pexpireat`, `del`, `hdel`) are counted too, under their own names.
+ * The store sends `set` (its claim) and `evalsha` (`eval` the first time a script runs on a
+ * connection) and, with the `wait` option, `wait` and `exists`; the commands its scripts run inside
+ * Redis (`get`, `set`, `time`, `pexpiretime`, `del`) are counted too, under their own names.
  */
 export async function readCommandStats(client: Redis | Cluster): Promise<CommandCalls> {
   const nodes = 'nodes' in client && typeof client.nodes === 'function' ? client.nodes('master') : [client as Redis];

@@ -21,6 +21,5 @@ const escapeField = (field: string): string => field.replace(UNSAFE, escapeChara
  * the hash tag, so a record lives in one Cluster slot and records spread over all slots.
  */
 export function recordKey(prefix: string, scope: Scope): string {
-  const fields = [scope.tenant, scope.principal, scope.operation, scope.key].map(escapeField);
-  return `${prefix}{${fields.join(':')}}`;
+  return `${prefix}{${escapeField(scope.tenant)}:${escapeField(scope.principal)}:${escapeField(scope.operation)}:${escapeField(scope.key)}}`;
 }

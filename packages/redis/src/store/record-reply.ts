@@ -1,6 +1,9 @@
-import type { ClaimResult, IdempotencyRecord, RecordState, Scope, StoredResponse } from '@oncely/core';
+import type { ClaimInput, ClaimResult, IdempotencyRecord, RecordState, Scope, StoredResponse } from '@oncely/core';
 
 const STATES: readonly RecordState[] = ['in_progress', 'succeeded', 'failed_final'];
+
+/** Every stored record is a JSON object whose first member is its state (see `record.lua`). */
+const IN_PROGRESS = '{"state":"in_progress"';
 
 /** A reply this code did not write: refuse it rather than guess (fail closed). */
 const unexpected = (what: string, reply: unknown) =>
@@ -9,26 +12,49 @@ const unexpected = (what: string, reply: unknown) =>
 const isInteger = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value);
 
 /**
- * Reads `{'existing', state, fingerprint, fence, leaseRemainingMs|-1, createdAt, expiresAt, response|''}`,
- * the record shape `claim.lua` and `get.lua` both return.
+ * The record a fresh claim writes with `SET NX`: its times are relative (`ttlMs` is the key's
+ * expiry), because only the Redis server's clock may say when a lease ends.
  */
-export function toRecord(scope: Scope, reply: unknown): IdempotencyRecord {
-  if (!Array.isArray(reply) || reply.length !== 8 || reply[0] !== 'existing') throw unexpected('record', reply);
-  const [, state, fingerprint, fence, leaseRemainingMs, createdAt, expiresAt, response] = reply as unknown[];
+export function freshClaimJson(input: ClaimInput, ttlMs: number): string {
+  return `${IN_PROGRESS},"fence":1,"token":${JSON.stringify(input.token)},"fingerprint":${JSON.stringify(input.fingerprint)},"leaseMs":${input.leaseMs},"ttlMs":${ttlMs}}`;
+}
+
+/** True for a record whose lease only the server can judge (the claim script takes it from there). */
+export const isInProgress = (json: string): boolean => json.startsWith(IN_PROGRESS);
+
+/** Reads one stored record (absolute times, as the scripts answer it) with its remaining lease. */
+export function toRecord(scope: Scope, json: unknown, leaseRemainingMs: unknown): IdempotencyRecord {
+  let record: Record<string, unknown>;
+  try {
+    record = JSON.parse(json as string);
+  } catch {
+    throw unexpected('record', json);
+  }
+  const { state, fingerprint, fence, createdAt, expiresAt, response } = record ?? {};
+  const inProgress = state === 'in_progress';
   if (
+    typeof json !== 'string' ||
     !STATES.includes(state as RecordState) ||
     typeof fingerprint !== 'string' ||
     !isInteger(fence) ||
-    !isInteger(leaseRemainingMs) ||
     !isInteger(createdAt) ||
     !isInteger(expiresAt) ||
-    typeof response !== 'string'
+    !isInteger(leaseRemainingMs) ||
+    (inProgress ? leaseRemainingMs < 0 : !isStoredResponse(response))
   ) {
-    throw unexpected('record', reply);
+    throw unexpected('record', json);
   }
   const base = { scope, fingerprint, state: state as RecordState, fence, createdAt: new Date(createdAt), expiresAt: new Date(expiresAt) };
-  if (state === 'in_progress') return { ...base, leaseRemainingMs };
-  return { ...base, response: JSON.parse(response) as StoredResponse };
+  return inProgress ? { ...base, leaseRemainingMs } : { ...base, response: response as StoredResponse };
+}
+
+const isStoredResponse = (value: unknown): boolean =>
+  typeof value === 'object' && value !== null && isInteger((value as { status?: unknown }).status);
+
+/** Reads `{'existing', recordJson, leaseRemainingMs}`, the shape `claim.lua` and `get.lua` answer. */
+export function toExisting(scope: Scope, reply: unknown): IdempotencyRecord {
+  if (!Array.isArray(reply) || reply.length !== 3 || reply[0] !== 'existing') throw unexpected('record', reply);
+  return toRecord(scope, reply[1], reply[2]);
 }
 
 /** Reads the reply of `claim.lua`: `{'claimed', fence, takeover}` or a record. */
@@ -38,7 +64,7 @@ export function toClaimResult(scope: Scope, reply: unknown): ClaimResult {
     if (reply.length !== 3 || !isInteger(fence) || (takeover !== 0 && takeover !== 1)) throw unexpected('claim', reply);
     return { kind: 'claimed', fence, takeover: takeover === 1 };
   }
-  return { kind: 'existing', record: toRecord(scope, reply) };
+  return { kind: 'existing', record: toExisting(scope, reply) };
 }
 
 /** What `complete.lua` answered: stored, refused, or already stored by this same token. */

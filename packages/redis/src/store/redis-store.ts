@@ -1,4 +1,4 @@
-import { type IdempotencyStore, OncelyError, type Scope, toStorageError } from '@oncely/core';
+import { type ClaimResult, type IdempotencyStore, OncelyError, type Scope, toStorageError } from '@oncely/core';
 import type { Cluster, Redis } from 'ioredis';
 import {
   checkReplicaWait,
@@ -8,7 +8,7 @@ import {
   writeThenWait,
 } from '../replication/replica-wait.js';
 import { recordKey } from './record-key.js';
-import { toClaimResult, toCompleteReply, toFenceResult, toRecord } from './record-reply.js';
+import { freshClaimJson, isInProgress, toClaimResult, toCompleteReply, toExisting, toFenceResult, toRecord } from './record-reply.js';
 import { type ScriptName, storeScripts } from './scripts.js';
 
 /** Options of {@link redisStore}. */
@@ -50,9 +50,11 @@ function checkPrefix(prefix: unknown, client: Redis | Cluster): string {
 }
 
 /**
- * An {@link IdempotencyStore} on Redis or Redis Cluster. One hash per record, with the whole scope as
- * its hash tag; every operation is one Lua script judged by the Redis server's clock, so a claim or a
- * replay is one command and one round trip. Lease and retention are Redis TTLs: Redis deletes
+ * An {@link IdempotencyStore} on Redis or Redis Cluster (Redis ≥ 7.0). One JSON string per record,
+ * with the whole scope as its hash tag. A claim or a replay is one native `SET NX GET`: it claims an
+ * absent key or answers a completed record in one round trip, with no script. Everything that judges
+ * a lease (a duplicate of an in-progress record, complete, extend, release) is one Lua script on the
+ * Redis server's clock. Lease and retention are Redis TTLs: Redis deletes
  * expired records itself (`nativeTtl`), and `purgeExpired` has nothing to do.
  */
 export function redisStore(options: RedisStoreOptions): RedisStore {
@@ -103,8 +105,17 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     claim: (input) =>
       guard('claim', async () => {
         const key = keyOf(input.scope);
-        const reply = await storeScripts.call(client, 'claim', [key], [input.fingerprint, input.token, input.leaseMs, input.retentionMs]);
-        const result = toClaimResult(input.scope, reply);
+        const ttlMs = Math.max(input.leaseMs, input.retentionMs);
+        // One native command claims an absent key or answers what it holds; no script runs.
+        const held = await client.set(key, freshClaimJson(input, ttlMs), 'PX', ttlMs, 'NX', 'GET');
+        let result: ClaimResult;
+        if (held === null) result = { kind: 'claimed', fence: 1, takeover: false };
+        else if (!isInProgress(held)) result = { kind: 'existing', record: toRecord(input.scope, held, -1) };
+        else {
+          // Only the server's clock may say whether that lease lapsed: the claim script judges (and takes over).
+          const args = [input.fingerprint, input.token, input.leaseMs, input.retentionMs];
+          result = toClaimResult(input.scope, await storeScripts.call(client, 'claim', [key], args));
+        }
         // Only a winning claim wrote anything; a replay never waits for replicas.
         if (wait && result.kind === 'claimed') {
           const missing = shortfall('the claim', await waitForReplicas(client, wait, key));
@@ -149,7 +160,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     get: (scope) =>
       guard('get', async () => {
         const reply = await storeScripts.call(client, 'get', [keyOf(scope)], []);
-        return reply === null ? undefined : toRecord(scope, reply);
+        return reply === null ? undefined : toExisting(scope, reply);
       }),
 
     // Redis deletes expired keys itself, and an expired key is already absent to every reader.

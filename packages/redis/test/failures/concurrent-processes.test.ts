@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { redisStore } from '../../src/index.js';
 import { startWorker } from '../processes/workers.js';
 import { deleteByPrefix, REDIS_URL, runPrefix } from '../servers/shared-server.js';
+import { rawRecord } from '../raw-record.js';
 
 const client = new Redis(REDIS_URL);
 const prefix = runPrefix('processes');
@@ -37,7 +38,7 @@ describe('redis store: duplicates from separate OS processes', () => {
     const winner = ready[tallies.findIndex((tally) => tally.executed === 1)]!.pid;
     const store = redisStore({ client, prefix });
     const scope = { tenant: 'acme', principal: 'alice', operation: 'payments.create.v1', key };
-    expect(await client.hget(store.keyOf(scope), 'state')).toBe('succeeded');
+    expect((await rawRecord(client, store.keyOf(scope)))?.state).toBe('succeeded');
     expect((await store.get(scope))?.response?.body).toEqual({ pid: winner });
 
     // Late retries from yet another client replay the winner's response and run nothing.

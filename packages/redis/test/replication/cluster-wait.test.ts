@@ -3,6 +3,7 @@ import { type Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisStore, redisStore } from '../../src/index.js';
 import { type PrivateCluster, startPrivateCluster } from '../servers/private-cluster.js';
+import { rawRecord } from '../raw-record.js';
 
 let cluster: PrivateCluster;
 let client: Cluster;
@@ -63,7 +64,7 @@ describe('redis cluster: wait for replicas', () => {
       try {
         // A cluster replica serves reads only to a connection that asked for READONLY.
         await direct.readonly();
-        expect(await direct.hget(store.keyOf(scope), 'state')).toBe('succeeded');
+        expect((await rawRecord(direct, store.keyOf(scope)))?.state).toBe('succeeded');
       } finally {
         direct.disconnect();
       }

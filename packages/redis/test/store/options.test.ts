@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PREFIX, redisStore } from '../../src/index.js';
 import { deleteByPrefix, REDIS_URL, runPrefix } from '../servers/shared-server.js';
+import { rawRecord } from '../raw-record.js';
 
 const client = new Redis(REDIS_URL);
 const prefix = runPrefix('options');
@@ -41,7 +42,7 @@ describe('redis store: options', () => {
     try {
       const store = redisStore({ client: prefixed, prefix: 'inner:' });
       expect((await store.claim(claimInput('owner'))).kind).toBe('claimed');
-      expect(await client.hget(`${prefix}kp:${store.keyOf(scope)}`, 'token')).toBe('owner');
+      expect((await rawRecord(client, `${prefix}kp:${store.keyOf(scope)}`))?.token).toBe('owner');
     } finally {
       await prefixed.quit();
     }

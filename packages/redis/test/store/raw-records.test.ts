@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { redisStore } from '../../src/index.js';
 import { deleteByPrefix, REDIS_URL, runPrefix } from '../servers/shared-server.js';
+import { rawRecord } from '../raw-record.js';
 
 const client = new Redis(REDIS_URL);
 const prefix = runPrefix('raw');
@@ -24,33 +25,70 @@ afterAll(async () => {
   await client.quit();
 });
 
+const recordOf = async (scope: Scope) => (await rawRecord(client, store.keyOf(scope)))!;
+
 describe('redis store: what reaches Redis', () => {
-  it('a claim writes one hash with state, fence, token and lease, expiring with the retention', async () => {
+  it('a fresh claim writes one JSON string whose times are relative to the key expiry, set by the server', async () => {
     const scope = scopeOf();
+    const before = Date.now();
     await claim(scope, 'owner-token');
     const key = store.keyOf(scope);
-    const raw = await client.hgetall(key);
-    expect(raw.state).toBe('in_progress');
-    expect(raw.fence).toBe('1');
-    expect(raw.token).toBe('owner-token');
-    expect(raw.fingerprint).toBe('f'.repeat(64));
-    expect(Number(raw.lease_until) - Number(raw.created_at)).toBe(60_000);
-    expect(Number(raw.expires_at) - Number(raw.created_at)).toBe(HOUR);
-    expect(await client.pexpiretime(key)).toBe(Number(raw.expires_at));
-    expect(await client.type(key)).toBe('hash');
+    expect(await client.type(key)).toBe('string');
+    expect(await recordOf(scope)).toEqual({
+      state: 'in_progress',
+      fence: 1,
+      token: 'owner-token',
+      fingerprint: 'f'.repeat(64),
+      leaseMs: 60_000,
+      ttlMs: HOUR,
+    });
+    // No client clock in the record: the server's expiry is the only time it carries.
+    const expiresAt = await client.pexpiretime(key);
+    expect(expiresAt).toBeGreaterThanOrEqual(before + HOUR - 1_000);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + HOUR + 1_000);
+    const record = await store.get(scope);
+    expect(record?.createdAt.getTime()).toBe(expiresAt - HOUR);
+    expect(record?.expiresAt.getTime()).toBe(expiresAt);
+    expect(record?.leaseRemainingMs).toBeGreaterThan(55_000);
+    expect(record?.leaseRemainingMs).toBeLessThanOrEqual(60_000);
   });
 
-  it('complete stores the response JSON, ends the lease and resets the TTL to the retention', async () => {
+  it('extend rewrites the record with absolute times from the server clock and keeps the creation time', async () => {
     const scope = scopeOf();
     await claim(scope, 'owner', 60_000, 60_000);
-    const response = { status: 201, headers: { location: '/p/1' }, body: { amount: 10.5, list: [1, null, 'é😀'] } };
+    const createdAt = (await client.pexpiretime(store.keyOf(scope))) - 60_000;
+    expect(await store.extend({ scope, token: 'owner', leaseMs: 120_000 })).toBe('ok');
+    const raw = await recordOf(scope);
+    expect(raw).toMatchObject({ state: 'in_progress', fence: 1, token: 'owner', createdAt });
+    expect(raw.leaseMs).toBeUndefined();
+    expect(raw.expiresAt).toBe(raw.leaseUntil);
+    expect(raw.leaseUntil as number).toBeGreaterThanOrEqual(createdAt + 120_000);
+    expect(await client.pexpiretime(store.keyOf(scope))).toBe(raw.expiresAt);
+  });
+
+  it('complete stores the response inside the record, ends the lease and resets the TTL to the retention', async () => {
+    const scope = scopeOf();
+    await claim(scope, 'owner', 60_000, 60_000);
+    const response = { status: 201, headers: { location: '/p/1' }, body: { amount: 10.5, list: [1, null, 'é😀'], s: 'a|"b"\\' } };
     expect(await store.complete({ scope, token: 'owner', state: 'succeeded', response, retentionMs: HOUR })).toBe('ok');
-    const raw = await client.hgetall(store.keyOf(scope));
-    expect(raw.state).toBe('succeeded');
-    expect(JSON.parse(raw.response!)).toEqual(response);
-    expect(raw.lease_until).toBeUndefined();
-    expect(await client.pexpiretime(store.keyOf(scope))).toBe(Number(raw.expires_at));
+    const raw = await recordOf(scope);
+    expect(raw).toMatchObject({ state: 'succeeded', fence: 1, token: 'owner', fingerprint: 'f'.repeat(64), response });
+    expect(raw.leaseUntil).toBeUndefined();
+    expect(await client.pexpiretime(store.keyOf(scope))).toBe(raw.expiresAt);
     expect(await client.pttl(store.keyOf(scope))).toBeGreaterThan(HOUR - 60_000);
+    expect((await store.get(scope))?.response).toEqual(response);
+  });
+
+  it('tokens and fingerprints with quotes, backslashes and non-ASCII survive the round trip through Lua', async () => {
+    const scope = scopeOf();
+    const token = 'tok "\\ / é 😀 \u0001';
+    const fingerprint = 'fp "quoted" \\ ü';
+    expect((await store.claim({ scope, token, fingerprint, leaseMs: 60_000, retentionMs: HOUR })).kind).toBe('claimed');
+    expect(await store.extend({ scope, token, leaseMs: 60_000 })).toBe('ok');
+    expect((await store.get(scope))?.fingerprint).toBe(fingerprint);
+    expect(await store.complete({ scope, token: 'other', state: 'succeeded', response: { status: 200 }, retentionMs: HOUR })).toBe('fence_lost');
+    expect(await store.complete({ scope, token, state: 'succeeded', response: { status: 200 }, retentionMs: HOUR })).toBe('ok');
+    expect(await recordOf(scope)).toMatchObject({ token, fingerprint, state: 'succeeded' });
   });
 
   it('release deletes the key and an expired record is gone from Redis, not only hidden', async () => {
@@ -74,30 +112,37 @@ describe('redis store: what reaches Redis', () => {
     for (const scope of scopes) expect(await client.exists(store.keyOf(scope))).toBe(1);
   });
 
-  it('a key holding something this store did not write fails closed with a StorageError', async () => {
+  it('a key holding something this store did not write fails closed with a StorageError and is left as it was', async () => {
     const wrongType = scopeOf();
-    await client.set(store.keyOf(wrongType), 'not a record', 'PX', 60_000);
+    await client.hset(store.keyOf(wrongType), { state: 'in_progress' });
+    await client.pexpire(store.keyOf(wrongType), 60_000);
     const error = await claim(wrongType, 'owner').catch((e: unknown) => e);
     expect(isStorageError(error)).toBe(true);
     expect((error as Error).message).toMatch(/^oncely\/redis: claim failed: WRONGTYPE/);
 
-    const corrupt = scopeOf();
-    await client.hset(store.keyOf(corrupt), { state: 'maybe', fingerprint: 'f', fence: '1' });
-    await client.pexpire(store.keyOf(corrupt), 60_000);
-    for (const attempt of [() => claim(corrupt, 'owner'), () => store.get(corrupt)]) {
-      const failure = await attempt().catch((e: unknown) => e);
-      expect(isStorageError(failure)).toBe(true);
-      expect((failure as Error).message).toMatch(/unexpected record reply/);
+    for (const value of ['not a record', '{"state":"maybe","fingerprint":"f","fence":1}', '{"state":"in_progress","fence":"x"}']) {
+      const corrupt = scopeOf();
+      await client.set(store.keyOf(corrupt), value, 'PX', 60_000);
+      for (const attempt of [() => claim(corrupt, 'owner'), () => store.get(corrupt)]) {
+        const failure = await attempt().catch((e: unknown) => e);
+        expect(isStorageError(failure)).toBe(true);
+      }
+      expect(await client.get(store.keyOf(corrupt))).toBe(value);
     }
-    expect(await client.hget(store.keyOf(corrupt), 'state')).toBe('maybe');
   });
 
-  it('a stored response that is not JSON fails closed instead of replaying garbage', async () => {
+  it('a completed record whose response is not a stored response fails closed instead of replaying garbage', async () => {
     const scope = scopeOf();
     await claim(scope, 'owner');
     await store.complete({ scope, token: 'owner', state: 'succeeded', response: { status: 200 }, retentionMs: HOUR });
-    await client.hset(store.keyOf(scope), 'response', '{truncated');
-    const error = await store.get(scope).catch((e: unknown) => e);
-    expect(isStorageError(error)).toBe(true);
+    const raw = (await client.get(store.keyOf(scope)))!;
+    for (const broken of [raw.replace('"response":{"status":200}', '"response":"200"'), raw.slice(0, -2)]) {
+      await client.set(store.keyOf(scope), broken, 'KEEPTTL');
+      for (const attempt of [() => store.get(scope), () => claim(scope, 'again')]) {
+        const error = await attempt().catch((e: unknown) => e);
+        expect(isStorageError(error)).toBe(true);
+        expect((error as Error).message).toMatch(/unexpected record reply/);
+      }
+    }
   });
 });

@@ -6,16 +6,20 @@ local token, terminal, response, retention_ms = ARGV[1], ARGV[2], ARGV[3], tonum
 if terminal ~= 'succeeded' and terminal ~= 'failed_final' then
   return redis.error_reply('ERR oncely: complete needs succeeded or failed_final, got ' .. tostring(terminal))
 end
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-local state, holder, lease_until = unpack(redis.call('HMGET', key, 'state', 'token', 'lease_until'))
-if holder ~= token then return 0 end
-if state ~= 'in_progress' then return 2 end
-if tonumber(lease_until) <= now then return 0 end
+local raw = redis.call('GET', key)
+if not raw then return 0 end
+if not is_in_progress(raw) then
+  -- Decodes the stored response too, but only a retried complete comes this way.
+  if cjson.decode(raw).token == token then return 2 end
+  return 0
+end
+local record = read_in_progress(key, raw)
+local now = now_ms()
+if record.token ~= token or record.leaseUntil <= now then return 0 end
 
-local expires = now + retention_ms
+local expires_at = now + retention_ms
 -- The token stays so a retried complete of the same owner can be recognised; the lease is over.
-redis.call('HSET', key, 'state', terminal, 'response', response, 'expires_at', string.format('%d', expires))
-redis.call('HDEL', key, 'lease_until')
-redis.call('PEXPIREAT', key, string.format('%d', expires))
+redis.call('SET', key, string.format('{"state":"%s","fence":%d,"token":%s,"fingerprint":%s,"createdAt":%d,"expiresAt":%d,"response":',
+  terminal, record.fence, cjson.encode(token), cjson.encode(record.fingerprint), record.createdAt, expires_at) .. response .. '}',
+  'PXAT', expires_at)
 return 1
