@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalize, fingerprint, fingerprintInput, isOncelyError } from '../src/index.js';
 import { excludePaths, selectPaths } from '../src/fingerprint/field-paths.js';
+import type { NodeCryptoLike } from '../src/fingerprint/sha256.js';
 
 const payment = { amount: '10.00', currency: 'USD', customer: { id: 'cus_19', email: 'a@example.com' }, trace_id: 't-1' };
 
@@ -121,12 +122,55 @@ describe('fingerprint properties', () => {
 });
 
 describe('sha256Hex', () => {
-  it("gives the same digest through Node's hash and through Web Crypto, for any text", async () => {
-    const { sha256Hex, sha256HexWebCrypto } = await import('../src/fingerprint/sha256.js');
+  /** Any UTF-16 text, lone surrogates included (every path hashes them as U+FFFD). */
+  const anyText = fc.oneof(
+    fc.string({ unit: 'grapheme', maxLength: 200 }),
+    fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)), maxLength: 50 }),
+  );
+
+  it("gives the same digest through Node's one-shot hash, createHash and Web Crypto, for any text", async () => {
+    const crypto = await import('node:crypto');
+    const { nodeSha256Hex, sha256Hex, sha256HexWebCrypto } = await import('../src/fingerprint/sha256.js');
+    const oneShot = nodeSha256Hex({ hash: crypto.hash as NodeCryptoLike['hash'] });
+    const incremental = nodeSha256Hex({ createHash: crypto.createHash });
+    expect(oneShot).toBeTypeOf('function');
+    expect(incremental).toBeTypeOf('function');
     await fc.assert(
-      fc.asyncProperty(fc.string({ unit: 'grapheme', maxLength: 200 }), async (text) => {
-        expect(await sha256Hex(text)).toBe(await sha256HexWebCrypto(text));
+      fc.asyncProperty(anyText, async (text) => {
+        const web = await sha256HexWebCrypto(text);
+        expect(oneShot!(text)).toBe(web);
+        expect(incremental!(text)).toBe(web);
+        expect(await sha256Hex(text)).toBe(web);
       }),
     );
+  });
+
+  it('matches the FIPS 180-2 test vector on every path', async () => {
+    const crypto = await import('node:crypto');
+    const { nodeSha256Hex, sha256Hex, sha256HexWebCrypto } = await import('../src/fingerprint/sha256.js');
+    const abc = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
+    expect(nodeSha256Hex({ hash: crypto.hash as NodeCryptoLike['hash'] })!('abc')).toBe(abc);
+    expect(nodeSha256Hex({ createHash: crypto.createHash })!('abc')).toBe(abc);
+    expect(await sha256HexWebCrypto('abc')).toBe(abc);
+    expect(await sha256Hex('abc')).toBe(abc);
+  });
+
+  it("prefers Node's one-shot hash, falls back to createHash, and offers nothing without either", async () => {
+    const { nodeSha256Hex } = await import('../src/fingerprint/sha256.js');
+    const createHash = () => ({ update: () => ({ digest: () => 'from createHash' }) });
+    expect(nodeSha256Hex({ hash: () => 'from hash', createHash })!('x')).toBe('from hash');
+    expect(nodeSha256Hex({ createHash })!('x')).toBe('from createHash');
+    expect(nodeSha256Hex({})).toBeUndefined();
+    expect(nodeSha256Hex(undefined)).toBeUndefined();
+  });
+
+  it('is synchronous on Node: the engine gets plain strings equal to the public async results', async () => {
+    const { keyHash, keyHashNow, sha256Hex, sha256HexNow } = await import('../src/fingerprint/sha256.js');
+    const { fingerprintNow } = await import('../src/fingerprint/fingerprint.js');
+    expect(sha256HexNow('abc')).toBeTypeOf('string');
+    expect(sha256HexNow('abc')).toBe(await sha256Hex('abc'));
+    expect(keyHashNow('k_7f91')).toBe(await keyHash('k_7f91'));
+    expect(keyHashNow('k_7f91')).toMatch(/^[0-9a-f]{16}$/);
+    expect(fingerprintNow('op.v1', { b: 1, a: 2 })).toBe(await fingerprint('op.v1', { a: 2, b: 1 }));
   });
 });

@@ -1,7 +1,7 @@
 import { OncelyError } from '../errors.js';
 import { canonicalize } from './canonicalize.js';
 import { excludePaths, type FieldPath, omitDefaults, selectPaths } from './field-paths.js';
-import { sha256Hex } from './sha256.js';
+import { sha256HexNow } from './sha256.js';
 
 /** Which request fields affect the operation. Transport fields (trace ids) must never enter. */
 export interface FingerprintOptions {
@@ -25,6 +25,11 @@ export function fingerprintInput(operation: string, request: unknown, options: F
   return canonicalize({ operation, request: selected });
 }
 
+/** Internal: {@link fingerprint}, synchronous where Node's hash exists; throws on an invalid payload. */
+export function fingerprintNow(operation: string, request: unknown, options?: FingerprintOptions): string | Promise<string> {
+  return sha256HexNow(fingerprintInput(operation, request, options));
+}
+
 /**
  * Lowercase hex SHA-256 of the RFC 8785 canonical JSON of `{operation, request}`: the digest that
  * binds an idempotency key to the request it was first used with.
@@ -34,5 +39,5 @@ export async function fingerprint(
   request: unknown,
   options: FingerprintOptions = {},
 ): Promise<string> {
-  return sha256Hex(fingerprintInput(operation, request, options));
+  return fingerprintNow(operation, request, options);
 }
