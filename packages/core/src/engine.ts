@@ -1,8 +1,8 @@
 import { type Clock, systemClock } from './clock.js';
 import { emitSafely, type EngineEvent, type EventListener, type IdempotencyEvent } from './events.js';
 import { isOncelyError, OncelyError, toStorageError } from './errors.js';
-import { type FingerprintOptions, fingerprint } from './fingerprint/fingerprint.js';
-import { keyHash as hashKey } from './fingerprint/sha256.js';
+import { type FingerprintOptions, fingerprintNow } from './fingerprint/fingerprint.js';
+import { keyHashNow } from './fingerprint/sha256.js';
 import { defaultReplayPolicy, type ReplayPolicy } from './replay-policy.js';
 import { type Scope, toScope } from './scope.js';
 import {
@@ -120,6 +120,16 @@ export interface Idempotency<S extends IdempotencyStore> {
 
 const COMPLETE_ATTEMPTS = 3;
 
+/** A validated request with its digests, ready for the store. */
+interface Prepared {
+  readonly scope: Scope;
+  readonly keyHash: string;
+  readonly claim: ClaimInput;
+  /** The fields every event about this request carries. */
+  readonly base: { readonly tenant: string; readonly operation: string; readonly keyHash: string };
+  readonly limitBytes: number;
+}
+
 /** The handler's own abort controller, aborted with the caller's reason when the caller's signal aborts. */
 function followCaller(callerSignal: AbortSignal | undefined) {
   const controller = new AbortController();
@@ -128,6 +138,7 @@ function followCaller(callerSignal: AbortSignal | undefined) {
   callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
   return { controller, unlink: () => callerSignal?.removeEventListener('abort', onCallerAbort) };
 }
+
 /** A shared abort reason: aborting without one makes the platform build a DOMException with a stack. */
 const TIMER_CANCELLED = Object.freeze({ reason: 'oncely: timer cancelled' });
 
@@ -160,22 +171,27 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
 
   const emit = (event: EngineEvent) => emitSafely(onEvent, event);
 
-  async function prepare(request: IdempotencyRequest) {
+  /** Validates and hashes a request; synchronous on Node, where both digests are plain strings. */
+  function prepare(request: IdempotencyRequest): Prepared | Promise<Prepared> {
     const scope = toScope(request);
     const limitBytes = request.maxStoredBytes ?? maxStoredBytes;
     if (!Number.isInteger(limitBytes) || limitBytes < 0) {
       throw new OncelyError('invalid_option', `oncely: maxStoredBytes must be a non-negative integer, got ${limitBytes}`);
     }
-    const [print, keyHash] = await Promise.all([
-      fingerprint(scope.operation, request.request, request.fingerprint ?? options.fingerprint),
-      hashKey(scope.key),
-    ]);
-    const base = { tenant: scope.tenant, operation: scope.operation, keyHash };
-    const claim: ClaimInput = { scope, fingerprint: print, token: globalThis.crypto.randomUUID(), leaseMs, retentionMs };
-    return { scope, keyHash, claim, base, limitBytes };
+    const print = fingerprintNow(scope.operation, request.request, request.fingerprint ?? options.fingerprint);
+    const keyHash = keyHashNow(scope.key);
+    const build = (print: string, keyHash: string): Prepared => ({
+      scope,
+      keyHash,
+      claim: { scope, fingerprint: print, token: globalThis.crypto.randomUUID(), leaseMs, retentionMs },
+      base: { tenant: scope.tenant, operation: scope.operation, keyHash },
+      limitBytes,
+    });
+    return typeof print === 'string' && typeof keyHash === 'string'
+      ? build(print, keyHash)
+      : Promise.all([print, keyHash]).then((digests) => build(...digests));
   }
 
-  type Prepared = Awaited<ReturnType<typeof prepare>>;
   type EventBody = IdempotencyEvent extends infer E ? (E extends unknown ? Omit<E, 'at' | 'tenant' | 'operation' | 'keyHash'> : never) : never;
   const report = (prepared: Prepared, body: EventBody) => {
     if (onEvent) emit({ ...prepared.base, at: clock.now(), ...body } as IdempotencyEvent);

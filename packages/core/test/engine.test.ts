@@ -1,11 +1,13 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   createIdempotency,
   type EngineEvent,
+  fingerprint,
   type IdempotencyStore,
   isOncelyError,
   isStorageError,
+  keyHash,
   manualClock,
   memoryStore,
   type OncelyErrorCode,
@@ -139,6 +141,51 @@ describe('bad input is rejected before the store is touched', () => {
     ['the reference strategy without rebuild', { oversize: 'reference' as const }],
   ])('rejects %s when the engine is created', (_name, options) => {
     expect(() => createIdempotency({ store: memoryStore(), ...options })).toThrowError(/oncely:/);
+  });
+});
+
+describe('fingerprint and key hash', () => {
+  it('the record and the handler get the same digests as the public fingerprint() and keyHash()', async () => {
+    const store = memoryStore();
+    let handlerKeyHash: string | undefined;
+    await createIdempotency({ store }).run(base, async (context) => {
+      handlerKeyHash = context.keyHash;
+      return created();
+    });
+    const record = await store.get({ ...base });
+    expect(record?.fingerprint).toBe(await fingerprint(base.operation, base.request));
+    expect(handlerKeyHash).toBe(await keyHash(base.key));
+  });
+
+  it('an invalid payload rejects the returned promise; run never throws synchronously', async () => {
+    const { store, calls } = spyStore();
+    const pending = createIdempotency({ store }).run({ ...base, request: { amount: 10n } }, created);
+    expect(pending).toBeInstanceOf(Promise);
+    expect(await codeOf(pending)).toBe('invalid_request_payload');
+    expect(calls).toEqual([]);
+  });
+
+  it("without Node's hash (as in browsers) the engine hashes through Web Crypto with the same results", async () => {
+    const events: EngineEvent[] = [];
+    const noNodeCrypto = vi.spyOn(process, 'getBuiltinModule').mockReturnValue(undefined as never);
+    vi.resetModules();
+    try {
+      const web = await import('../src/index.js');
+      const { sha256HexNow } = await import('../src/fingerprint/sha256.js');
+      expect(sha256HexNow('abc')).toBeInstanceOf(Promise);
+      const store = memoryStore();
+      const engine = web.createIdempotency({ store, onEvent: (event) => events.push(event) });
+      expect((await engine.run(base, created)).kind).toBe('executed');
+      expect((await engine.run(base, created)).kind).toBe('replayed');
+      expect((await engine.run({ ...base, request: { amount: '99.00' } }, created)).kind).toBe('mismatch');
+      expect(await codeOf(engine.run({ ...base, request: { amount: Number.NaN } }, created))).toBe('invalid_request_payload');
+      expect((await store.get({ ...base }))?.fingerprint).toBe(await fingerprint(base.operation, base.request));
+    } finally {
+      noNodeCrypto.mockRestore();
+      vi.resetModules();
+    }
+    const expected = await keyHash(base.key);
+    expect(events.map((event) => ('keyHash' in event ? event.keyHash : undefined))).toEqual(events.map(() => expected));
   });
 });
 
