@@ -114,6 +114,20 @@ describe('canonicalize for JavaScript values', () => {
     expect(codeOf(() => canonicalize(value))).toBe('invalid_request_payload');
   });
 
+  it('rejects a hole in a sparse array as undefined, never emitting invalid JSON', () => {
+    // biome-ignore lint/suspicious/noSparseArray: the hole is the case under test
+    expect(() => canonicalize({ lines: [1, , 2] })).toThrow(/at \$\.lines\[1\]: undefined has no JSON form/);
+  });
+
+  it('serializes null-prototype objects and class instances by their own enumerable members', () => {
+    const bare = Object.assign(Object.create(null), { b: 1, a: 2 });
+    class Money {
+      currency = 'EUR';
+      amount = 1000;
+    }
+    expect(canonicalize({ bare, money: new Money() })).toBe('{"bare":{"a":2,"b":1},"money":{"amount":1000,"currency":"EUR"}}');
+  });
+
   it('names the offending path in the error message', () => {
     expect(() => canonicalize({ order: { lines: [{ qty: Number.NaN }] } })).toThrow(/\$\.order\.lines\[0\]\.qty/);
   });
@@ -171,6 +185,124 @@ describe('canonicalize properties', () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 3, stringUnit: fc.constantFrom('a', 'b') }), (value) => {
         expect(/\s/.test(canonicalize(value))).toBe(false);
+      }),
+    );
+  });
+});
+
+/**
+ * The straightforward reading of RFC 8785 plus the documented JavaScript rules, written for clarity
+ * rather than speed: `canonicalize` must agree with it on every output and every error message.
+ */
+function referenceCanonicalize(value: unknown, path = '$', ancestors: readonly object[] = []): string {
+  const fail = (reason: string): never => {
+    throw new Error(`oncely: the request payload is not JSON at ${path}: ${reason}`);
+  };
+  const quoted = (text: string) =>
+    /[\uD800-\uDFFF]/u.test(text) ? fail('the string contains a lone UTF-16 surrogate') : JSON.stringify(text);
+  if (value === null) return 'null';
+  if (typeof value === 'string') return quoted(value);
+  if (typeof value === 'boolean') return String(value);
+  if (typeof value === 'number') return Number.isFinite(value) ? JSON.stringify(value) : fail(`${value} is not a finite number`);
+  if (typeof value === 'bigint') return fail('a BigInt has no JSON form (send it as a string)');
+  if (typeof value === 'undefined') return fail('undefined has no JSON form');
+  if (typeof value !== 'object') return fail(`a ${typeof value} has no JSON form`);
+  if (ancestors.includes(value)) return fail('the value contains a cycle');
+  const withToJSON = value as { toJSON?: (key: string) => unknown };
+  if (typeof withToJSON.toJSON === 'function') return referenceCanonicalize(withToJSON.toJSON(''), path, ancestors);
+  if (value instanceof Number || value instanceof String || value instanceof Boolean) {
+    return referenceCanonicalize(value.valueOf(), path, ancestors);
+  }
+  if (value instanceof Map) return fail('a Map has no faithful JSON form');
+  if (value instanceof Set) return fail('a Set has no faithful JSON form');
+  if (value instanceof WeakMap || value instanceof WeakSet) return fail('a weak collection has no faithful JSON form');
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return fail('a binary buffer has no faithful JSON form');
+  if (value instanceof RegExp) return fail('a RegExp has no faithful JSON form');
+  if (value instanceof Promise) return fail('a Promise has no faithful JSON form');
+  const inside = [...ancestors, value];
+  if (Array.isArray(value)) {
+    return `[${Array.from(value, (item, index) => referenceCanonicalize(item, `${path}[${index}]`, inside)).join(',')}]`;
+  }
+  const members: string[] = [];
+  for (const name of Object.keys(value).sort()) {
+    const member = (value as Record<string, unknown>)[name];
+    if (member === undefined) continue;
+    const memberPath = `${path}.${name}`;
+    members.push(`${referenceCanonicalize(name, memberPath)}:${referenceCanonicalize(member, memberPath, inside)}`);
+  }
+  return `{${members.join(',')}}`;
+}
+
+/** Either the output or the error message: what two implementations must agree on. */
+const outcome = (serialize: (value: unknown) => string, value: unknown) => {
+  try {
+    return { json: serialize(value) };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+};
+
+describe('canonicalize agrees with a straightforward reference implementation', () => {
+  /** Characters that exercise escaping, sorting and surrogate handling. */
+  const character = fc.oneof(
+    fc.constantFrom('a', 'B', 'é', '€', '"', '\\', '/', '\n', '\u0000', '\u001f', '\u007f', '\u2028', '\uFB33'),
+    fc.constantFrom('\u{1F600}', '\uD800', '\uDC00', '\uDBFF\uDFFF'),
+    fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+  );
+  const text = fc.string({ unit: character, maxLength: 6 });
+  class Money {
+    constructor(readonly amount: number) {}
+  }
+  const leaf = fc.oneof(
+    { weight: 6, arbitrary: fc.oneof(text, fc.integer(), fc.double(), fc.boolean(), fc.constant(null)) },
+    {
+      weight: 1,
+      arbitrary: fc.oneof(
+        fc.constant(undefined),
+        fc.bigInt(),
+        fc.constant(() => 1),
+        fc.constant(Symbol('s')),
+        fc.date({ noInvalidDate: true }),
+        fc.double().map((n) => new Number(n)),
+        text.map((t) => new String(t)),
+        fc.boolean().map((b) => new Boolean(b)),
+        fc.constant(new Map([['a', 1]])),
+        fc.constant(new Set([1])),
+        fc.constant(new Uint8Array([1])),
+        fc.constant(/re/),
+        fc.integer().map((n) => new Money(n)),
+      ),
+    },
+  );
+  const { tree } = fc.letrec((tie) => ({
+    tree: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, tie('array'), tie('object'), tie('cyclic')),
+    array: fc.array(tie('tree'), { maxLength: 5 }),
+    // fast-check also builds null-prototype objects and own `__proto__` members here.
+    object: fc.dictionary(text, tie('tree'), { maxKeys: 5 }),
+    cyclic: fc.dictionary(text, tie('tree'), { maxKeys: 3 }).map((members) => {
+      const loop: Record<string, unknown> = { ...members };
+      loop.self = loop;
+      return loop;
+    }),
+  }));
+
+  it('gives the same JSON or the same error message for any value', () => {
+    fc.assert(
+      fc.property(tree, (value) => {
+        expect(outcome(canonicalize, value)).toEqual(outcome(referenceCanonicalize, value));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('raises only coded OncelyErrors', () => {
+    fc.assert(
+      fc.property(tree, (value) => {
+        try {
+          canonicalize(value);
+        } catch (error) {
+          expect(isOncelyError(error, 'invalid_request_payload')).toBe(true);
+        }
       }),
     );
   });
