@@ -139,6 +139,15 @@ function followCaller(callerSignal: AbortSignal | undefined) {
   return { controller, unlink: () => callerSignal?.removeEventListener('abort', onCallerAbort) };
 }
 
+const encoder = new TextEncoder();
+/** Any UTF-16 unit outside ASCII. */
+const NON_ASCII = /[\u0080-\uffff]/;
+
+/** UTF-8 size of `text`. For ASCII, the usual JSON body, that is its length: no need to encode a copy. */
+function utf8Length(text: string): number {
+  return NON_ASCII.test(text) ? encoder.encode(text).length : text.length;
+}
+
 /** A shared abort reason: aborting without one makes the platform build a DOMException with a stack. */
 const TIMER_CANCELLED = Object.freeze({ reason: 'oncely: timer cancelled' });
 
@@ -229,7 +238,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
       json = undefined;
     }
     const serializable = response.body === undefined || json !== undefined;
-    const bytes = json === undefined ? 0 : new TextEncoder().encode(json).length;
+    const bytes = json === undefined ? 0 : utf8Length(json);
     if (serializable && bytes <= prepared.limitBytes) {
       return json === undefined ? stripBody(response) : { ...stripBody(response), body: JSON.parse(json) };
     }

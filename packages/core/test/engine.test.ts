@@ -328,6 +328,18 @@ describe('large responses', () => {
     expect(await codeOf(engine.run({ ...base, key: 'other', maxStoredBytes: -1 }, created))).toBe('invalid_option');
   });
 
+  it('the limit counts UTF-8 bytes, not characters', async () => {
+    const events: EngineEvent[] = [];
+    const engine = createIdempotency({ store: memoryStore(), onEvent: (e) => events.push(e) });
+    // {"text":"€€€€€€"} is 17 characters and 29 UTF-8 bytes; an emoji is 2 UTF-16 units and 4 bytes.
+    await engine.run({ ...base, maxStoredBytes: 28 }, async () => ({ status: 200, body: { text: '€€€€€€' } }));
+    expect(events.find((e) => e.type === 'response_not_stored')).toMatchObject({ bytes: 29, limitBytes: 28 });
+    await engine.run({ ...base, key: 'fits', maxStoredBytes: 29 }, async () => ({ status: 200, body: { text: '€€€€€€' } }));
+    expect((await engine.get({ ...base, key: 'fits' }))?.response?.body).toEqual({ text: '€€€€€€' });
+    await engine.run({ ...base, key: 'emoji', maxStoredBytes: 5 }, async () => ({ status: 200, body: '\u{1F600}' }));
+    expect(events.filter((e) => e.type === 'response_not_stored').at(-1)).toMatchObject({ bytes: 6, limitBytes: 5 });
+  });
+
   it('a body that is not JSON is not stored, but the outcome still is', async () => {
     const engine = createIdempotency({ store: memoryStore() });
     await engine.run(base, async () => ({ status: 200, body: { n: 1n } }));
