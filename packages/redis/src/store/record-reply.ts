@@ -1,6 +1,4 @@
-import type { ClaimInput, ClaimResult, IdempotencyRecord, RecordState, Scope, StoredResponse } from '@oncely/core';
-
-const STATES: readonly RecordState[] = ['in_progress', 'succeeded', 'failed_final'];
+import type { ClaimInput, ClaimResult, IdempotencyRecord, Scope, StoredResponse, TerminalState } from '@oncely/core';
 
 /** Every stored record is a JSON object whose first member is its state (see `record.lua`). */
 const IN_PROGRESS = '{"state":"in_progress"';
@@ -24,28 +22,35 @@ export const isInProgress = (json: string): boolean => json.startsWith(IN_PROGRE
 
 /** Reads one stored record (absolute times, as the scripts answer it) with its remaining lease. */
 export function toRecord(scope: Scope, json: unknown, leaseRemainingMs: unknown): IdempotencyRecord {
-  let record: Record<string, unknown>;
+  let record: StoredRecord | null;
   try {
     record = JSON.parse(json as string);
   } catch {
     throw unexpected('record', json);
   }
-  const { state, fingerprint, fence, createdAt, expiresAt, response } = record ?? {};
-  const inProgress = state === 'in_progress';
-  if (
-    typeof json !== 'string' ||
-    !STATES.includes(state as RecordState) ||
-    typeof fingerprint !== 'string' ||
-    !isInteger(fence) ||
-    !isInteger(createdAt) ||
-    !isInteger(expiresAt) ||
-    !isInteger(leaseRemainingMs) ||
-    (inProgress ? leaseRemainingMs < 0 : !isStoredResponse(response))
-  ) {
-    throw unexpected('record', json);
-  }
-  const base = { scope, fingerprint, state: state as RecordState, fence, createdAt: new Date(createdAt), expiresAt: new Date(expiresAt) };
-  return inProgress ? { ...base, leaseRemainingMs } : { ...base, response: response as StoredResponse };
+  if (typeof json !== 'string' || typeof record !== 'object' || record === null) throw unexpected('record', json);
+  const { state, fingerprint, fence, createdAt, expiresAt } = record;
+  const valid =
+    typeof fingerprint === 'string' &&
+    isInteger(fence) &&
+    isInteger(createdAt) &&
+    isInteger(expiresAt) &&
+    isInteger(leaseRemainingMs) &&
+    (state === 'in_progress' ? leaseRemainingMs >= 0 : (state === 'succeeded' || state === 'failed_final') && isStoredResponse(record.response));
+  if (!valid) throw unexpected('record', json);
+  return state === 'in_progress'
+    ? { scope, fingerprint, state, fence, createdAt: new Date(createdAt), expiresAt: new Date(expiresAt), leaseRemainingMs }
+    : { scope, fingerprint, state: state as TerminalState, fence, createdAt: new Date(createdAt), expiresAt: new Date(expiresAt), response: record.response as StoredResponse };
+}
+
+/** A record as JSON.parse gives it back, before any member is checked. */
+interface StoredRecord {
+  readonly state?: unknown;
+  readonly fingerprint?: unknown;
+  readonly fence?: unknown;
+  readonly createdAt?: unknown;
+  readonly expiresAt?: unknown;
+  readonly response?: unknown;
 }
 
 const isStoredResponse = (value: unknown): boolean =>
