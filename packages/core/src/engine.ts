@@ -130,13 +130,33 @@ interface Prepared {
   readonly limitBytes: number;
 }
 
-/** The handler's own abort controller, aborted with the caller's reason when the caller's signal aborts. */
-function followCaller(callerSignal: AbortSignal | undefined) {
-  const controller = new AbortController();
-  const onCallerAbort = () => controller.abort(callerSignal?.reason);
+/**
+ * The handler's abort signal, following the caller's. Its AbortController costs microseconds to
+ * build in Node, so it is created only when the handler reads `signal` (already aborted, with the
+ * first reason, when the abort came first).
+ */
+function handlerSignal(callerSignal: AbortSignal | undefined) {
+  let controller: AbortController | undefined;
+  let aborted: { readonly reason: unknown } | undefined;
+  const abort = (reason: unknown) => {
+    if (aborted) return;
+    aborted = { reason };
+    controller?.abort(reason);
+  };
+  const onCallerAbort = () => abort(callerSignal?.reason);
   if (callerSignal?.aborted) onCallerAbort();
   callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-  return { controller, unlink: () => callerSignal?.removeEventListener('abort', onCallerAbort) };
+  return {
+    get signal(): AbortSignal {
+      if (!controller) {
+        controller = new AbortController();
+        if (aborted) controller.abort(aborted.reason);
+      }
+      return controller.signal;
+    },
+    abort,
+    unlink: () => callerSignal?.removeEventListener('abort', onCallerAbort),
+  };
 }
 
 const encoder = new TextEncoder();
@@ -324,19 +344,22 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
         return () => cancel.abort(TIMER_CANCELLED);
       };
 
-  /** Aborts the handler's signal when the lease lapses; `arm` restarts the countdown. */
-  function leaseWatch(prepared: Prepared, callerSignal: AbortSignal | undefined) {
-    const { controller, unlink } = followCaller(callerSignal);
+  /** The handler's context in lease mode; its signal aborts when the lease lapses, and `arm` restarts the countdown. */
+  function leaseWatch(prepared: Prepared, callerSignal: AbortSignal | undefined, fence: number) {
+    const lifeline = handlerSignal(callerSignal);
     let cancelTimer: () => void = () => undefined;
     const arm = (ms: number) => {
       cancelTimer();
       cancelTimer = schedule(ms, () =>
-        controller.abort(new OncelyError('lease_lost', 'oncely: the lease lapsed before the handler finished')),
+        lifeline.abort(new OncelyError('lease_lost', 'oncely: the lease lapsed before the handler finished')),
       );
     };
-    const context = {
-      signal: controller.signal,
+    const context: HandlerContext = {
+      get signal() {
+        return lifeline.signal;
+      },
       token: prepared.claim.token,
+      fence,
       scope: prepared.scope,
       keyHash: prepared.keyHash,
       async extendLease(ms = leaseMs) {
@@ -347,7 +370,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
         if (result === 'fence_lost') {
           report(prepared, { type: 'fence_lost', stage: 'extend' });
           const lost = new OncelyError('lease_lost', 'oncely: the lease was taken over by another attempt');
-          controller.abort(lost);
+          lifeline.abort(lost);
           throw lost;
         }
         arm(ms);
@@ -358,7 +381,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
       arm,
       stop() {
         cancelTimer();
-        unlink();
+        lifeline.unlink();
       },
     };
   }
@@ -373,11 +396,11 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
 
     report(prepared, { type: 'claimed', mode: 'lease', fence: claim.fence, takeover: claim.takeover });
     const startedAt = clock.now();
-    const watch = leaseWatch(prepared, request.signal);
+    const watch = leaseWatch(prepared, request.signal, claim.fence);
     watch.arm(leaseMs);
     let response: IdempotentResponse<B>;
     try {
-      response = await handler({ ...watch.context, fence: claim.fence });
+      response = await handler(watch.context);
       checkStatus(response);
     } catch (error) {
       watch.stop();
@@ -421,11 +444,13 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
       }
       report(prepared, { type: 'claimed', mode: 'transaction', fence: claim.fence, takeover: claim.takeover });
       executed = true;
-      const { controller, unlink } = followCaller(request.signal);
+      const lifeline = handlerSignal(request.signal);
       let response: IdempotentResponse<B>;
       try {
         response = await handler({
-          signal: controller.signal,
+          get signal() {
+            return lifeline.signal;
+          },
           token: prepared.claim.token,
           fence: claim.fence,
           scope: prepared.scope,
@@ -436,7 +461,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
         });
         checkStatus(response);
       } finally {
-        unlink();
+        lifeline.unlink();
       }
       const decision = replay(response);
       if (decision === 'release') {

@@ -405,6 +405,45 @@ describe('leases', () => {
     expect(((await result.catch((e: unknown) => e)) as Error).message).toBe('client went away');
   });
 
+  it('a handler listening on its signal hears the lease lapse once, with lease_lost as the reason', async () => {
+    const clock = manualClock(0);
+    const engine = createIdempotency({ store: memoryStore({ clock }), clock, leaseMs: 1_000 });
+    const reasons: unknown[] = [];
+    const running = engine.run(base, async ({ signal }) => {
+      expect(signal.aborted).toBe(false);
+      signal.addEventListener('abort', () => reasons.push(signal.reason));
+      await clock.advance(1_500);
+      await clock.advance(1_500);
+      return { status: 200 };
+    });
+    expect(await codeOf(running)).toBe('lease_lost');
+    expect(reasons).toHaveLength(1);
+    expect(reasons[0]).toMatchObject({ code: 'lease_lost' });
+  });
+
+  it("a caller that aborted before the claim hands the handler an already aborted signal with the caller's reason", async () => {
+    const controller = new AbortController();
+    controller.abort(new Error('gone before we started'));
+    const engine = createIdempotency({ store: memoryStore() });
+    const result = await engine.run({ ...base, signal: controller.signal }, async (context) => ({
+      status: 200,
+      body: { aborted: context.signal.aborted, reason: (context.signal.reason as Error).message },
+    }));
+    expect(result).toMatchObject({ kind: 'executed', response: { body: { aborted: true, reason: 'gone before we started' } } });
+  });
+
+  it('the signal read after the handler ended is not aborted by a later caller abort (the link is undone)', async () => {
+    const controller = new AbortController();
+    const engine = createIdempotency({ store: memoryStore() });
+    let signal!: AbortSignal;
+    await engine.run({ ...base, signal: controller.signal }, async (context) => {
+      signal = context.signal;
+      return { status: 200 };
+    });
+    controller.abort(new Error('too late'));
+    expect(signal.aborted).toBe(false);
+  });
+
   it('answers in_progress with the remaining lease while another attempt runs', async () => {
     const clock = manualClock(0);
     const engine = createIdempotency({ store: memoryStore({ clock }), clock, leaseMs: 10_000 });
