@@ -4,7 +4,7 @@ import { isOncelyError, OncelyError, toStorageError } from './errors.js';
 import { type FingerprintOptions, fingerprintNow } from './fingerprint/fingerprint.js';
 import { keyHashNow } from './fingerprint/sha256.js';
 import { defaultReplayPolicy, type ReplayPolicy } from './replay-policy.js';
-import { type Scope, toScope } from './scope.js';
+import { hasControlCharacter, type Scope, toScope } from './scope.js';
 import {
   type ClaimInput,
   type IdempotencyRecord,
@@ -277,6 +277,14 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
   function checkStatus(response: IdempotentResponse): void {
     if (!response || !Number.isInteger(response.status) || response.status < 100 || response.status > 599) {
       throw new OncelyError('invalid_option', 'oncely: the handler must return { status: 100..599, headers?, body? }');
+    }
+    // A NUL or a lone surrogate would fail (PostgreSQL text) or be altered (UTF-8) by some store after the effect ran.
+    const { resourceId } = response;
+    if (resourceId !== undefined && (typeof resourceId !== 'string' || hasControlCharacter(resourceId))) {
+      throw new OncelyError(
+        'invalid_option',
+        'oncely: the handler returned a resourceId that is not a string without control characters or lone surrogates',
+      );
     }
   }
 

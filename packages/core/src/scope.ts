@@ -21,6 +21,9 @@ const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 /** Tenants and principals come from authentication; control characters there are a bug, not an id. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]|[\uD800-\uDFFF]/u;
+/** True when `text` holds a control character or a lone surrogate: no identifier from a real system does. */
+export const hasControlCharacter = (text: string): boolean => CONTROL_CHARACTER.test(text);
+
 /** A semantic name (`payments.create.v1`); a slash means someone passed a URL. */
 const OPERATION_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 

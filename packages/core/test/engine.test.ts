@@ -263,6 +263,22 @@ describe('outcomes and replay', () => {
     expect(await engine.get(base)).toBeUndefined();
   });
 
+  it.each([['pay\u00001'], ['pay_\uD800'], ['line\nbreak'], [42]])(
+    'a handler that returns resourceId %j is told so before anything is stored, and the key is released',
+    async (resourceId) => {
+      const engine = createIdempotency({ store: memoryStore() });
+      const handler = async () => ({ status: 201, resourceId: resourceId as string });
+      expect(await codeOf(engine.run(base, handler))).toBe('invalid_option');
+      expect(await engine.get(base)).toBeUndefined();
+    },
+  );
+
+  it('a resourceId with non-ASCII letters and emoji (whole surrogate pairs) is stored and replayed as given', async () => {
+    const engine = createIdempotency({ store: memoryStore() });
+    await engine.run(base, async () => ({ status: 201, resourceId: 'zahlung-ü-😀' }));
+    expect(await engine.run(base, created)).toMatchObject({ kind: 'replayed', response: { resourceId: 'zahlung-ü-😀' } });
+  });
+
   it.each([
     [200, 'succeeded', 'succeeded'],
     [201, 'succeeded', 'succeeded'],
