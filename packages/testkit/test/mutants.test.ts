@@ -26,7 +26,7 @@ function buggyStore(bug: Bug): IdempotencyStore {
   };
   const owns = (input: LeaseInput) => {
     const row = live(input.scope);
-    if (!row || row.state !== 'in_progress') return undefined;
+    if (row?.state !== 'in_progress') return undefined;
     if (bug === 'ignores-token') return row;
     return row.token === input.token && row.lease > Date.now() ? row : undefined;
   };
@@ -69,7 +69,7 @@ function buggyStore(bug: Bug): IdempotencyStore {
     },
     async release(input: LeaseInput) {
       const row = bug === 'release-by-anyone' ? live(input.scope) : owns(input);
-      if (!row || row.state !== 'in_progress') return 'fence_lost';
+      if (row?.state !== 'in_progress') return 'fence_lost';
       rows.delete(id(input.scope));
       return 'ok';
     },
