@@ -159,6 +159,30 @@ function handlerSignal(callerSignal: AbortSignal | undefined) {
   };
 }
 
+/**
+ * What every handler receives, plus what its mode adds (`tx`). Built with `Object.assign` onto a
+ * literal, never by spreading one: a spread would read `signal` and build the AbortController.
+ */
+function handlerContext<Extra extends object>(
+  prepared: Prepared,
+  lifeline: ReturnType<typeof handlerSignal>,
+  fence: number,
+  extendLease: (ms?: number) => Promise<void>,
+  extra: Extra,
+): HandlerContext & Extra {
+  const context: HandlerContext = {
+    get signal() {
+      return lifeline.signal;
+    },
+    token: prepared.claim.token,
+    fence,
+    scope: prepared.scope,
+    keyHash: prepared.keyHash,
+    extendLease,
+  };
+  return Object.assign(context, extra);
+}
+
 const encoder = new TextEncoder();
 /** Any UTF-16 unit outside ASCII. */
 const NON_ASCII = /[\u0080-\uffff]/;
@@ -274,7 +298,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
     return stored;
   }
 
-  function checkStatus(response: IdempotentResponse): void {
+  function checkResponse(response: IdempotentResponse): void {
     if (!response || !Number.isInteger(response.status) || response.status < 100 || response.status > 599) {
       throw new OncelyError('invalid_option', 'oncely: the handler must return { status: 100..599, headers?, body? }');
     }
@@ -362,15 +386,11 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
         lifeline.abort(new OncelyError('lease_lost', 'oncely: the lease lapsed before the handler finished')),
       );
     };
-    const context: HandlerContext = {
-      get signal() {
-        return lifeline.signal;
-      },
-      token: prepared.claim.token,
+    const context = handlerContext(
+      prepared,
+      lifeline,
       fence,
-      scope: prepared.scope,
-      keyHash: prepared.keyHash,
-      async extendLease(ms = leaseMs) {
+      async (ms = leaseMs) => {
         positiveInteger('extendLease ms', ms);
         const result = await storeCall(prepared, 'extend', () =>
           store.extend({ scope: prepared.scope, token: prepared.claim.token, leaseMs: ms }),
@@ -383,7 +403,8 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
         }
         arm(ms);
       },
-    };
+      {},
+    );
     return {
       context,
       arm,
@@ -409,7 +430,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
     let response: IdempotentResponse<B>;
     try {
       response = await handler(watch.context);
-      checkStatus(response);
+      checkResponse(response);
     } catch (error) {
       watch.stop();
       await release(prepared);
@@ -455,19 +476,10 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
       const lifeline = handlerSignal(request.signal);
       let response: IdempotentResponse<B>;
       try {
-        response = await handler({
-          get signal() {
-            return lifeline.signal;
-          },
-          token: prepared.claim.token,
-          fence: claim.fence,
-          scope: prepared.scope,
-          keyHash: prepared.keyHash,
-          // The transaction holds the row lock for as long as it is open: nothing to renew.
-          extendLease: async () => undefined,
-          tx: tx as TransactionOf<S>,
-        });
-        checkStatus(response);
+        // The transaction holds the row lock for as long as it is open: nothing to renew.
+        const extendLease = async () => undefined;
+        response = await handler(handlerContext(prepared, lifeline, claim.fence, extendLease, { tx: tx as TransactionOf<S> }));
+        checkResponse(response);
       } finally {
         lifeline.unlink();
       }

@@ -22,13 +22,13 @@ export const isInProgress = (json: string): boolean => json.startsWith(IN_PROGRE
 
 /** Reads one stored record (absolute times, as the scripts answer it) with its remaining lease. */
 export function toRecord(scope: Scope, json: unknown, leaseRemainingMs: unknown): IdempotencyRecord {
-  let record: StoredRecord | null;
+  let record: StoredRecord | null = null;
   try {
-    record = JSON.parse(json as string);
+    if (typeof json === 'string') record = JSON.parse(json);
   } catch {
-    throw unexpected('record', json);
+    // Not JSON: refused just below, like any other record this store did not write.
   }
-  if (typeof json !== 'string' || typeof record !== 'object' || record === null) throw unexpected('record', json);
+  if (typeof record !== 'object' || record === null) throw unexpected('record', json);
   const { state, fingerprint, fence, createdAt, expiresAt } = record;
   const valid =
     typeof fingerprint === 'string' &&
