@@ -1,25 +1,16 @@
 import { createIdempotency } from '@oncely/core';
 import { uniqueKey } from '@oncely/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, postgresStore } from '../../src/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { postgresStore } from '../../src/index.js';
 import { createBusinessTables, ledger, openAccount } from '../support/business.js';
-import { createPool, dropSchema, rawRecord, uniqueSchema } from '../support/database.js';
+import { migratedSchema, rawRecord } from '../support/database.js';
 import { blockedOnLock, until } from '../support/wait.js';
 import { assertBuilt, type CallerResult, runClient, runOnce, startClient } from './child.js';
 
-const observer = createPool({ max: 3 });
-const schema = uniqueSchema('failure');
-const TABLE = `"${schema}".oncely_idempotency`;
-
-beforeAll(async () => {
-  assertBuilt();
-  await migrate(observer, { schema });
-  await createBusinessTables(observer, schema);
-});
-afterAll(async () => {
-  await dropSchema(observer, schema);
-  await observer.end();
-});
+// Registered first, so a missing dist/ is reported before any setup runs.
+beforeAll(assertBuilt);
+const { pool: observer, schema, table: TABLE } = migratedSchema('failure', { max: 3 });
+beforeAll(() => createBusinessTables(observer, schema));
 
 /** A fresh account with 100 and a fresh key: each scenario owns its rows. */
 async function scenario() {

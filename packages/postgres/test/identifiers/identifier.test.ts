@@ -1,18 +1,11 @@
 import { isOncelyError } from '@oncely/core';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_IDENTIFIER_BYTES, migrate, quoteIdentifier } from '../../src/index.js';
-import { createPool, dropSchema, uniqueSchema } from '../support/database.js';
+import { migratedSchema } from '../support/database.js';
 
 const PLAIN = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const pool = createPool({ max: 2 });
-const schema = uniqueSchema('identifiers');
-
-beforeAll(() => migrate(pool, { schema }));
-afterAll(async () => {
-  await dropSchema(pool, schema);
-  await pool.end();
-});
+const { pool, schema } = migratedSchema('identifiers', { max: 2 });
 
 const outcome = (name: unknown) => {
   try {

@@ -2,12 +2,11 @@ import { type InboxEvent, isOncelyError } from '@oncely/core';
 import { uniqueKey } from '@oncely/testkit';
 import fc from 'fast-check';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, type PostgresInbox, type PostgresTx, postgresInbox, sqlDriver } from '../../src/index.js';
-import { createPool, DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type PostgresInbox, type PostgresTx, postgresInbox, sqlDriver } from '../../src/index.js';
+import { DATABASE_URL, migratedSchema } from '../support/database.js';
 
-const pool = createPool({ max: 25 });
-const schema = uniqueSchema('inbox');
+const { pool, schema } = migratedSchema('inbox', { max: 25 });
 const duplicates: InboxEvent[] = [];
 let inbox: PostgresInbox;
 
@@ -24,14 +23,8 @@ const recorded = async (consumer: string, eventId: string) =>
   (await pool.query(`SELECT 1 FROM ${inbox.table} WHERE consumer = $1 AND event_id = $2`, [consumer, eventId])).rowCount === 1;
 
 beforeAll(async () => {
-  await migrate(pool, { schema });
   await pool.query(`CREATE TABLE "${schema}".credits (event_id text PRIMARY KEY, times int NOT NULL)`);
   inbox = postgresInbox({ db: pool, schema, onEvent: (event) => duplicates.push(event) });
-});
-
-afterAll(async () => {
-  await dropSchema(pool, schema);
-  await pool.end();
 });
 
 describe('postgres inbox', () => {

@@ -1,22 +1,17 @@
 import { type ClaimInput, createIdempotency, type StoredResponse, type TransactionDecision } from '@oncely/core';
 import { uniqueKey } from '@oncely/testkit';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, type PostgresDb, postgresStore } from '../../src/index.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type PostgresDb, postgresStore } from '../../src/index.js';
 import { countingPool, kinds } from '../support/counting-pool.js';
-import { createPool, DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
+import { createPool, DATABASE_URL, migratedSchema } from '../support/database.js';
 import { blockedOnLock, gate, until } from '../support/wait.js';
 
-const observer = createPool({ max: 3 });
-const schema = uniqueSchema('claim_race');
+const { pool: observer, schema } = migratedSchema('claim_race', { max: 3 });
 const holderPool = createPool({ max: 2, application_name: 'oncely-holder' });
 const waiterPool = createPool({ max: 2, application_name: 'oncely-waiter' });
 
-beforeAll(() => migrate(observer, { schema }));
-afterAll(async () => {
-  await dropSchema(observer, schema);
-  await Promise.all([observer.end(), holderPool.end(), waiterPool.end()]);
-});
+afterAll(() => Promise.all([holderPool.end(), waiterPool.end()]));
 
 const DAY = 86_400_000;
 const paid: StoredResponse = { status: 201, body: { id: 'pay_1' }, resourceId: 'pay_1' };

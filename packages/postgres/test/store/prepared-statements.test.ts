@@ -1,16 +1,10 @@
 import { createIdempotency } from '@oncely/core';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, postgresStore } from '../../src/index.js';
-import { createPool, DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
+import { describe, expect, it } from 'vitest';
+import { postgresStore } from '../../src/index.js';
+import { DATABASE_URL, migratedSchema } from '../support/database.js';
 
-const admin = createPool({ max: 1 });
-const schema = uniqueSchema('prepared');
-beforeAll(() => migrate(admin, { schema }));
-afterAll(async () => {
-  await dropSchema(admin, schema);
-  await admin.end();
-});
+const { schema } = migratedSchema('prepared', { max: 1 });
 
 /** What this one connection has prepared, read on the connection itself. */
 async function preparedOn(preparedStatements: boolean): Promise<{ names: string[]; kinds: string[] }> {

@@ -1,20 +1,13 @@
 import { type Scope, type StoredResponse, toScope } from '@oncely/core';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, postgresStore } from '../../src/index.js';
-import { createPool, dropSchema, uniqueSchema } from '../support/database.js';
+import { describe, expect, it } from 'vitest';
+import { postgresStore } from '../../src/index.js';
+import { migratedSchema } from '../support/database.js';
 
-const pool = createPool({ max: 4 });
-const schema = uniqueSchema('round_trip');
+const { pool, schema } = migratedSchema('round_trip', { max: 4 });
 const store = postgresStore({ db: pool, schema });
 const DAY = 86_400_000;
 let run = 0;
-
-beforeAll(() => migrate(pool, { schema }));
-afterAll(async () => {
-  await dropSchema(pool, schema);
-  await pool.end();
-});
 
 /** Scopes core accepts, over the whole of Unicode where core allows it. */
 const scopes = fc

@@ -1,5 +1,7 @@
 import type { Scope } from '@oncely/core';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import { migrate } from '../../src/index.js';
 
 /** The shared server the suites run against; never stopped, never dropped. */
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -19,6 +21,32 @@ export function uniqueSchema(label: string): string {
 /** Drops a schema this run created. */
 export async function dropSchema(pool: pg.Pool, schema: string): Promise<void> {
   await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+
+/** A file's own pool and schema, with the package's tables migrated into it. */
+export interface MigratedSchema {
+  readonly pool: pg.Pool;
+  readonly schema: string;
+  /** The idempotency table, qualified as the store names it. */
+  readonly table: string;
+}
+
+/**
+ * Registers a file's setup and teardown: migrates a fresh schema before its tests, drops it and ends
+ * the pool after them. Vitest runs hooks as a stack, so hooks the file registers after this call run
+ * after the migration and before the drop.
+ */
+export function migratedSchema(label: string, poolOptions: pg.PoolConfig = {}): MigratedSchema {
+  const pool = createPool(poolOptions);
+  const schema = uniqueSchema(label);
+  beforeAll(async () => {
+    await migrate(pool, { schema });
+  });
+  afterAll(async () => {
+    await dropSchema(pool, schema);
+    await pool.end();
+  });
+  return { pool, schema, table: `"${schema}".oncely_idempotency` };
 }
 
 /** Reads a record's raw row behind the store's back, expired or not. */

@@ -1,24 +1,17 @@
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
-import { migrate } from '../../src/index.js';
 import { createBusinessTables } from '../support/business.js';
-import { createPool, DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
+import { DATABASE_URL, migratedSchema } from '../support/database.js';
 import { transactionalBehaviours } from './behaviours.js';
 
 // One connection for everything: the store serializes its statements and transactions on it.
 const client = new pg.Client({ connectionString: DATABASE_URL });
-const admin = createPool({ max: 1 });
-const schema = uniqueSchema('tx_client');
+const { schema } = migratedSchema('tx_client', { max: 1 });
 
 beforeAll(async () => {
   await client.connect();
-  await migrate(client, { schema });
   await createBusinessTables(client, schema);
 });
-afterAll(async () => {
-  await client.end();
-  await dropSchema(admin, schema);
-  await admin.end();
-});
+afterAll(() => client.end());
 
 transactionalBehaviours('pg.Client', () => ({ db: client, schema }));

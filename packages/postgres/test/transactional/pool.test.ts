@@ -2,15 +2,14 @@ import { createIdempotency, type IdempotentResponse } from '@oncely/core';
 import { uniqueKey } from '@oncely/testkit';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, type PostgresDb, postgresStore } from '../../src/index.js';
+import { type PostgresDb, postgresStore } from '../../src/index.js';
 import { charge, chargeHandler, createBusinessTables, ledger, openAccount } from '../support/business.js';
 import { countingPool, kinds } from '../support/counting-pool.js';
-import { createPool, dropSchema, rawRecord, uniqueSchema } from '../support/database.js';
+import { createPool, migratedSchema, rawRecord } from '../support/database.js';
 import { blockedOnLock, gate } from '../support/wait.js';
 import { transactionalBehaviours } from './behaviours.js';
 
-const pool = createPool();
-const schema = uniqueSchema('tx_pool');
+const { pool, schema } = migratedSchema('tx_pool');
 const extraPools: pg.Pool[] = [];
 
 /** A pool whose backends carry `name`, so a test can see them wait in pg_stat_activity. */
@@ -20,15 +19,8 @@ const namedPool = (name: string, options: pg.PoolConfig = {}) => {
   return named;
 };
 
-beforeAll(async () => {
-  await migrate(pool, { schema });
-  await createBusinessTables(pool, schema);
-});
-afterAll(async () => {
-  await Promise.all(extraPools.map((extra) => extra.end()));
-  await dropSchema(pool, schema);
-  await pool.end();
-});
+beforeAll(() => createBusinessTables(pool, schema));
+afterAll(() => Promise.all(extraPools.map((extra) => extra.end())));
 
 transactionalBehaviours('pg.Pool', () => ({ db: pool, schema }));
 

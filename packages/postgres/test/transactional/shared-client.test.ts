@@ -1,22 +1,14 @@
 import { createIdempotency } from '@oncely/core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, postgresStore } from '../../src/index.js';
-import { createPool, DATABASE_URL, dropSchema, rawRecord, uniqueSchema } from '../support/database.js';
+import { postgresStore } from '../../src/index.js';
+import { DATABASE_URL, migratedSchema, rawRecord } from '../support/database.js';
 
 const client = new pg.Client({ connectionString: DATABASE_URL });
-const admin = createPool({ max: 1 });
-const schema = uniqueSchema('shared_client');
+const { pool: admin, schema, table } = migratedSchema('shared_client', { max: 1 });
 
-beforeAll(async () => {
-  await client.connect();
-  await migrate(client, { schema });
-});
-afterAll(async () => {
-  await client.end();
-  await dropSchema(admin, schema);
-  await admin.end();
-});
+beforeAll(() => client.connect());
+afterAll(() => client.end());
 
 describe('several oncely objects on one pg.Client', () => {
   it("never put one object's statement inside another's open transaction", async () => {
@@ -37,7 +29,6 @@ describe('several oncely objects on one pg.Client', () => {
     const leased = await b.run(request('b-key'), async () => ({ status: 201, body: { id: 'b' } }));
     expect(await rolledBack).toBe('rollback');
     expect(leased.kind).toBe('executed');
-    const table = `"${schema}".oncely_idempotency`;
     expect((await rawRecord(admin, table, { tenant: 'acme', principal: '', operation: 'payments.create.v1', key: 'b-key' }))?.state).toBe('succeeded');
     expect(await rawRecord(admin, table, { tenant: 'acme', principal: '', operation: 'payments.create.v1', key: 'a-key' })).toBeUndefined();
   });
