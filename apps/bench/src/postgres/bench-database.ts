@@ -1,6 +1,6 @@
 import pg from 'pg';
 
-/** The database the bench owns on a shared server: created once, never dropped. */
+/** The database the bench owns on a shared server: created when a suite needs it, dropped by the PostgreSQL suite. */
 export const BENCH_DATABASE = 'oncely_bench';
 
 /** Creates {@link BENCH_DATABASE} next to the database of `serverUrl` if missing; returns its URL. */
@@ -23,4 +23,21 @@ export async function ensureBenchDatabase(serverUrl: string): Promise<string> {
   const url = new URL(serverUrl);
   url.pathname = `/${BENCH_DATABASE}`;
   return url.toString();
+}
+
+/**
+ * Drops {@link BENCH_DATABASE} from the server of `serverUrl`. Never throws, so cleanup cannot hide a
+ * suite's error or lose a finished run: a refused drop (55006: another bench is still connected)
+ * leaves the database to the run that uses it.
+ */
+export async function dropBenchDatabase(serverUrl: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  try {
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${BENCH_DATABASE}`);
+  } catch (error) {
+    console.error(`bench: left database ${BENCH_DATABASE} in place: ${(error as Error).message}`);
+  } finally {
+    await admin.end().catch(() => undefined);
+  }
 }
