@@ -120,67 +120,144 @@ export interface Idempotency<S extends IdempotencyStore> {
 
 const COMPLETE_ATTEMPTS = 3;
 
-/** A validated request with its digests, ready for the store. */
+/** A validated request with its fingerprint, ready for the store. */
 interface Prepared {
   readonly scope: Scope;
-  readonly keyHash: string;
   readonly claim: ClaimInput;
-  /** The fields every event about this request carries. */
-  readonly base: { readonly tenant: string; readonly operation: string; readonly keyHash: string };
   readonly limitBytes: number;
+  /** Set once computed: at preparation where hashing is asynchronous, else on first read ({@link keyHashOf}). */
+  keyHash?: string;
+}
+
+/** Node hashes synchronously: a key's hash is then computed only when an event or a handler reads it. */
+const syncKeyHash = typeof keyHashNow('') === 'string';
+
+/** The short key hash that events and handlers carry. */
+const keyHashOf = (prepared: Prepared): string => (prepared.keyHash ??= keyHashNow(prepared.scope.key) as string);
+
+/** Starts a timer and returns its cancel function. */
+type Schedule = (ms: number, callback: () => void) => () => void;
+
+/** The lease a handler's signal watches: when it ends, and how to time it and say it lapsed. */
+interface LeaseTimer {
+  readonly now: () => number;
+  readonly schedule: Schedule;
+  readonly lapsed: () => unknown;
 }
 
 /**
- * The handler's abort signal, following the caller's. Its AbortController costs microseconds to
- * build in Node, so it is created only when the handler reads `signal` (already aborted, with the
- * first reason, when the abort came first).
+ * The handler's abort signal: aborted by the caller's signal or when the lease lapses. An
+ * AbortController and a lease timer cost microseconds on every request, so both exist only once
+ * the handler reads `signal`; until then a lapse is judged from the deadline.
  */
-function handlerSignal(callerSignal: AbortSignal | undefined) {
-  let controller: AbortController | undefined;
-  let aborted: { readonly reason: unknown } | undefined;
-  const abort = (reason: unknown) => {
-    if (aborted) return;
-    aborted = { reason };
-    controller?.abort(reason);
-  };
-  const onCallerAbort = () => abort(callerSignal?.reason);
-  if (callerSignal?.aborted) onCallerAbort();
-  callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-  return {
-    get signal(): AbortSignal {
-      if (!controller) {
-        controller = new AbortController();
-        if (aborted) controller.abort(aborted.reason);
-      }
-      return controller.signal;
-    },
-    abort,
-    unlink: () => callerSignal?.removeEventListener('abort', onCallerAbort),
-  };
+class Lifeline {
+  #controller: AbortController | undefined;
+  #abortedWith: { readonly reason: unknown } | undefined;
+  #deadline = Number.POSITIVE_INFINITY;
+  #cancelTimer: (() => void) | undefined;
+  readonly #callerSignal: AbortSignal | undefined;
+  readonly #onCallerAbort = () => this.abort(this.#callerSignal?.reason);
+  readonly #lease: LeaseTimer | undefined;
+
+  /** Without `lease` (transactional mode) only the caller's abort reaches the signal. */
+  constructor(callerSignal: AbortSignal | undefined, lease?: LeaseTimer) {
+    this.#callerSignal = callerSignal;
+    this.#lease = lease;
+    if (callerSignal?.aborted) this.abort(callerSignal.reason);
+    else callerSignal?.addEventListener('abort', this.#onCallerAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      this.#checkLapse();
+      if (this.#abortedWith) this.#controller.abort(this.#abortedWith.reason);
+      else this.#startTimer();
+    }
+    return this.#controller.signal;
+  }
+
+  /** Aborts once, with the first reason. */
+  abort(reason: unknown): void {
+    if (this.#abortedWith) return;
+    this.#abortedWith = { reason };
+    this.#cancelTimer?.();
+    this.#controller?.abort(reason);
+  }
+
+  /** The lease now runs `ms` from now; a lapse that came first still counts. */
+  renew(ms: number): void {
+    if (!this.#lease) return;
+    this.#checkLapse();
+    this.#deadline = this.#lease.now() + ms;
+    if (this.#controller) this.#startTimer();
+  }
+
+  /** The handler finished: no timer, no link to the caller's signal. */
+  stop(): void {
+    this.#cancelTimer?.();
+    this.#deadline = Number.POSITIVE_INFINITY;
+    this.#callerSignal?.removeEventListener('abort', this.#onCallerAbort);
+  }
+
+  #checkLapse(): void {
+    if (this.#lease && this.#lease.now() >= this.#deadline) this.abort(this.#lease.lapsed());
+  }
+
+  #startTimer(): void {
+    this.#cancelTimer?.();
+    this.#cancelTimer = undefined;
+    if (!this.#lease || this.#abortedWith || this.#deadline === Number.POSITIVE_INFINITY) return;
+    // A timer may fire a little before the clock says the deadline passed: then it waits again.
+    const remaining = Math.max(1, this.#deadline - this.#lease.now());
+    this.#cancelTimer = this.#lease.schedule(remaining, () => {
+      this.#checkLapse();
+      this.#startTimer();
+    });
+  }
 }
 
 /**
- * What every handler receives, plus what its mode adds (`tx`). Built with `Object.assign` onto a
- * literal, never by spreading one: a spread would read `signal` and build the AbortController.
+ * What every handler receives. A class, so `signal` and `keyHash` are getters on its prototype: a
+ * literal with getters costs microseconds to build, and reading them builds the AbortController
+ * and the key's hash only for handlers that use them.
  */
+class LeaseContext implements HandlerContext {
+  readonly #lifeline: Lifeline;
+  readonly #prepared: Prepared;
+  readonly token: string;
+  readonly scope: Scope;
+
+  constructor(
+    prepared: Prepared,
+    lifeline: Lifeline,
+    readonly fence: number,
+    readonly extendLease: (ms?: number) => Promise<void>,
+  ) {
+    this.#prepared = prepared;
+    this.#lifeline = lifeline;
+    this.token = prepared.claim.token;
+    this.scope = prepared.scope;
+  }
+
+  get signal(): AbortSignal {
+    return this.#lifeline.signal;
+  }
+
+  get keyHash(): string {
+    return keyHashOf(this.#prepared);
+  }
+}
+
+/** What every handler receives, plus what its mode adds (`tx`). */
 function handlerContext<Extra extends object>(
   prepared: Prepared,
-  lifeline: ReturnType<typeof handlerSignal>,
+  lifeline: Lifeline,
   fence: number,
   extendLease: (ms?: number) => Promise<void>,
   extra: Extra,
 ): HandlerContext & Extra {
-  const context: HandlerContext = {
-    get signal() {
-      return lifeline.signal;
-    },
-    token: prepared.claim.token,
-    fence,
-    scope: prepared.scope,
-    keyHash: prepared.keyHash,
-    extendLease,
-  };
-  return Object.assign(context, extra);
+  return Object.assign(new LeaseContext(prepared, lifeline, fence, extendLease), extra);
 }
 
 const encoder = new TextEncoder();
@@ -224,7 +301,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
 
   const emit = (event: EngineEvent) => emitSafely(onEvent, event);
 
-  /** Validates and hashes a request; synchronous on Node, where both digests are plain strings. */
+  /** Validates and fingerprints a request; synchronous on Node, where digests are plain strings. */
   function prepare(request: IdempotencyRequest): Prepared | Promise<Prepared> {
     const scope = toScope(request);
     const limitBytes = request.maxStoredBytes ?? maxStoredBytes;
@@ -232,25 +309,25 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
       throw new OncelyError('invalid_option', `oncely: maxStoredBytes must be a non-negative integer, got ${limitBytes}`);
     }
     const print = fingerprintNow(scope.operation, request.request, request.fingerprint ?? options.fingerprint);
-    const keyHash = keyHashNow(scope.key);
-    const build = (print: string, keyHash: string): Prepared => ({
+    const build = (fingerprint: string, keyHash?: string): Prepared => ({
       scope,
-      keyHash,
-      claim: { scope, fingerprint: print, token: globalThis.crypto.randomUUID(), leaseMs, retentionMs },
-      base: { tenant: scope.tenant, operation: scope.operation, keyHash },
+      claim: { scope, fingerprint, token: globalThis.crypto.randomUUID(), leaseMs, retentionMs },
       limitBytes,
+      keyHash,
     });
-    return typeof print === 'string' && typeof keyHash === 'string'
-      ? build(print, keyHash)
-      : Promise.all([print, keyHash]).then((digests) => build(...digests));
+    if (typeof print === 'string' && syncKeyHash) return build(print);
+    return Promise.all([print, keyHashNow(scope.key)]).then((digests) => build(...digests));
   }
 
   type EventBody = IdempotencyEvent extends infer E ? (E extends unknown ? Omit<E, 'at' | 'tenant' | 'operation' | 'keyHash'> : never) : never;
   const report = (prepared: Prepared, body: EventBody) => {
-    if (onEvent) emit({ ...prepared.base, at: clock.now(), ...body } as IdempotencyEvent);
+    if (!onEvent) return;
+    const { tenant, operation } = prepared.scope;
+    emit({ tenant, operation, keyHash: keyHashOf(prepared), at: clock.now(), ...body } as IdempotencyEvent);
   };
 
-  async function answerExisting<B>(prepared: Prepared, record: IdempotencyRecord): Promise<RunResult<B>> {
+  /** What a found record means for this request; synchronous unless a replay must be rebuilt. */
+  function answerExisting<B>(prepared: Prepared, record: IdempotencyRecord): RunResult<B> | Promise<RunResult<B>> {
     if (record.fingerprint !== prepared.claim.fingerprint) {
       report(prepared, { type: 'mismatch' });
       return { kind: 'mismatch' };
@@ -261,14 +338,19 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
       return { kind: 'in_progress', retryAfterMs };
     }
     report(prepared, { type: 'replayed', state: record.state });
-    return { kind: 'replayed', state: record.state, response: (await replayResponse(record.response)) as IdempotentResponse<B> };
+    const { state } = record;
+    const stored = record.response;
+    if (stored?.bodyOmitted && stored.resourceId !== undefined && options.rebuild) {
+      return options
+        .rebuild({ ...stored, resourceId: stored.resourceId })
+        .then((response) => ({ kind: 'replayed', state, response: response as IdempotentResponse<B> }));
+    }
+    return { kind: 'replayed', state, response: replayResponse(stored) as IdempotentResponse<B> };
   }
 
-  async function replayResponse(stored: StoredResponse | undefined): Promise<IdempotentResponse> {
+  /** A stored response as the caller gets it back, without the storage-only flag. */
+  function replayResponse(stored: StoredResponse | undefined): IdempotentResponse {
     if (!stored) return { status: 200 };
-    if (stored.bodyOmitted && stored.resourceId !== undefined && options.rebuild) {
-      return options.rebuild({ ...stored, resourceId: stored.resourceId });
-    }
     const { bodyOmitted: _omitted, ...response } = stored;
     return response;
   }
@@ -283,15 +365,20 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
     }
     const serializable = response.body === undefined || json !== undefined;
     const bytes = json === undefined ? 0 : utf8Length(json);
+    const stored = stripBody(response);
     if (serializable && bytes <= prepared.limitBytes) {
-      return json === undefined ? stripBody(response) : { ...stripBody(response), body: JSON.parse(json) };
+      // Parsed back from the JSON: the stored copy is a snapshot, with what JSON keeps and nothing else.
+      if (json !== undefined) stored.body = JSON.parse(json);
+      return stored;
     }
     const strategy = oversize === 'reference' && response.resourceId !== undefined ? 'reference' : 'omit';
     report(prepared, { type: 'response_not_stored', bytes, limitBytes: prepared.limitBytes, strategy });
-    return { ...stripBody(response), bodyOmitted: true };
+    stored.bodyOmitted = true;
+    return stored;
   }
 
-  function stripBody(response: IdempotentResponse): StoredResponse {
+  /** Status, headers and resourceId of a response, in a new object the caller may add to. */
+  function stripBody(response: IdempotentResponse): { -readonly [K in keyof StoredResponse]: StoredResponse[K] } {
     const stored: { -readonly [K in keyof StoredResponse]: StoredResponse[K] } = { status: response.status };
     if (response.headers) stored.headers = { ...response.headers };
     if (response.resourceId !== undefined) stored.resourceId = response.resourceId;
@@ -312,13 +399,17 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
     }
   }
 
-  async function storeCall<T>(prepared: Prepared, stage: string, call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
+  /** A store call whose every failure leaves as a reported StorageError (a `.then`, not an async frame: it is on every request). */
+  function storeCall<T>(prepared: Prepared, stage: string, call: () => Promise<T>): Promise<T> {
+    const fail = (error: unknown): never => {
       const wrapped = toStorageError(store.name, stage, error);
       report(prepared, { type: 'storage_error', stage, error: wrapped });
       throw wrapped;
+    };
+    try {
+      return call().then(undefined, fail);
+    } catch (error) {
+      return Promise.reject(error).then(undefined, fail);
     }
   }
 
@@ -368,7 +459,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
   }
 
   /** A timer through the clock: `schedule` where it has one, else a cancellable `sleep`. */
-  const schedule: (ms: number, callback: () => void) => () => void = clock.schedule
+  const schedule: Schedule = clock.schedule
     ? (ms, callback) => clock.schedule!(ms, callback)
     : (ms, callback) => {
         const cancel = new AbortController();
@@ -376,17 +467,15 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
         return () => cancel.abort(TIMER_CANCELLED);
       };
 
-  /** The handler's context in lease mode; its signal aborts when the lease lapses, and `arm` restarts the countdown. */
-  function leaseWatch(prepared: Prepared, callerSignal: AbortSignal | undefined, fence: number) {
-    const lifeline = handlerSignal(callerSignal);
-    let cancelTimer: () => void = () => undefined;
-    const arm = (ms: number) => {
-      cancelTimer();
-      cancelTimer = schedule(ms, () =>
-        lifeline.abort(new OncelyError('lease_lost', 'oncely: the lease lapsed before the handler finished')),
-      );
-    };
-    const context = handlerContext(
+  const leaseTimer: LeaseTimer = {
+    now: () => clock.now(),
+    schedule,
+    lapsed: () => new OncelyError('lease_lost', 'oncely: the lease lapsed before the handler finished'),
+  };
+
+  /** The handler's context in lease mode: its signal aborts when the lease lapses, and extendLease renews it. */
+  function leaseContext(prepared: Prepared, lifeline: Lifeline, fence: number): HandlerContext {
+    return handlerContext(
       prepared,
       lifeline,
       fence,
@@ -401,43 +490,37 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
           lifeline.abort(lost);
           throw lost;
         }
-        arm(ms);
+        lifeline.renew(ms);
       },
       {},
     );
-    return {
-      context,
-      arm,
-      stop() {
-        cancelTimer();
-        lifeline.unlink();
-      },
-    };
   }
 
   async function run<B>(
     request: IdempotencyRequest,
     handler: (context: HandlerContext) => Promise<IdempotentResponse<B>>,
   ): Promise<RunResult<B>> {
-    const prepared = await prepare(request);
+    const pending = prepare(request);
+    const prepared = pending instanceof Promise ? await pending : pending;
     const claim = await storeCall(prepared, 'claim', () => store.claim(prepared.claim));
     if (claim.kind === 'existing') return answerExisting(prepared, claim.record);
 
     report(prepared, { type: 'claimed', mode: 'lease', fence: claim.fence, takeover: claim.takeover });
-    const startedAt = clock.now();
-    const watch = leaseWatch(prepared, request.signal, claim.fence);
-    watch.arm(leaseMs);
+    // Only the `completed` event reads the start time.
+    const startedAt = onEvent ? clock.now() : 0;
+    const lifeline = new Lifeline(request.signal, leaseTimer);
+    lifeline.renew(leaseMs);
     let response: IdempotentResponse<B>;
     try {
-      response = await handler(watch.context);
+      response = await handler(leaseContext(prepared, lifeline, claim.fence));
       checkResponse(response);
     } catch (error) {
-      watch.stop();
+      lifeline.stop();
       await release(prepared);
       report(prepared, { type: 'released', reason: 'error' });
       throw error;
     }
-    watch.stop();
+    lifeline.stop();
     const decision = replay(response);
     if (decision === 'release') {
       await release(prepared);
@@ -473,7 +556,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
       }
       report(prepared, { type: 'claimed', mode: 'transaction', fence: claim.fence, takeover: claim.takeover });
       executed = true;
-      const lifeline = handlerSignal(request.signal);
+      const lifeline = new Lifeline(request.signal);
       let response: IdempotentResponse<B>;
       try {
         // The transaction holds the row lock for as long as it is open: nothing to renew.
@@ -481,7 +564,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
         response = await handler(handlerContext(prepared, lifeline, claim.fence, extendLease, { tx: tx as TransactionOf<S> }));
         checkResponse(response);
       } finally {
-        lifeline.unlink();
+        lifeline.stop();
       }
       const decision = replay(response);
       if (decision === 'release') {

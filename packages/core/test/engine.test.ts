@@ -205,6 +205,22 @@ describe('storage failure fails closed', () => {
     expect(executed).toBe(false);
   });
 
+  it('a store that throws instead of rejecting fails closed the same way, and the event says so', async () => {
+    const events: EngineEvent[] = [];
+    const store = { ...memoryStore(), claim: () => { throw new Error('claim threw synchronously'); } } as IdempotencyStore;
+    let executed = false;
+    const failure = await createIdempotency({ store, onEvent: (event) => events.push(event) })
+      .run(base, async () => {
+        executed = true;
+        return { status: 201 };
+      })
+      .catch((error: unknown) => error);
+    expect(isStorageError(failure)).toBe(true);
+    expect(((failure as Error).cause as Error).message).toBe('claim threw synchronously');
+    expect(executed).toBe(false);
+    expect(events.map((event) => event.type)).toEqual(['storage_error']);
+  });
+
   it('a complete that fails briefly is retried, so the outcome is still saved', async () => {
     const { store, inner } = spyStore({ failOn: { complete: 2 } });
     const result = await createIdempotency({ store }).run(base, created);
@@ -421,6 +437,16 @@ describe('leases', () => {
     expect(((await result.catch((e: unknown) => e)) as Error).message).toBe('client went away');
   });
 
+  it('a handler can destructure every member of its context, signal and keyHash included', async () => {
+    const store = memoryStore();
+    const seen = await createIdempotency({ store }).run(base, async ({ token, fence, scope, keyHash: hash, signal, extendLease }) => {
+      await extendLease(5_000);
+      return { status: 201, body: { token, fence, scope, hash, aborted: signal.aborted } };
+    });
+    const body = (seen as { response: { body: Record<string, unknown> } }).response.body;
+    expect(body).toEqual({ token: expect.stringMatching(/^[0-9a-f-]{36}$/), fence: 1, scope: { tenant: 'acme', principal: 'alice', operation: 'payments.create.v1', key: 'k_7f91' }, hash: await keyHash(base.key), aborted: false });
+  });
+
   it('a handler listening on its signal hears the lease lapse once, with lease_lost as the reason', async () => {
     const clock = manualClock(0);
     const engine = createIdempotency({ store: memoryStore({ clock }), clock, leaseMs: 1_000 });
@@ -435,6 +461,61 @@ describe('leases', () => {
     expect(await codeOf(running)).toBe('lease_lost');
     expect(reasons).toHaveLength(1);
     expect(reasons[0]).toMatchObject({ code: 'lease_lost' });
+  });
+
+  it('a signal first read after the lease lapsed is already aborted with lease_lost (the timer starts only when it is read)', async () => {
+    const clock = manualClock(0);
+    const engine = createIdempotency({ store: memoryStore({ clock }), clock, leaseMs: 1_000 });
+    let seen: { aborted: boolean; code?: string } | undefined;
+    const running = engine.run(base, async (context) => {
+      await clock.advance(1_001);
+      seen = { aborted: context.signal.aborted, code: (context.signal.reason as { code?: string })?.code };
+      return { status: 200 };
+    });
+    expect(await codeOf(running)).toBe('lease_lost');
+    expect(seen).toEqual({ aborted: true, code: 'lease_lost' });
+  });
+
+  it('a lapse nobody observed still aborts the signal when the handler then extends the lease', async () => {
+    const clock = manualClock(0);
+    const engine = createIdempotency({ store: memoryStore({ clock }), clock, leaseMs: 1_000 });
+    let seen: { aborted: boolean; code?: string } | undefined;
+    await engine
+      .run(base, async ({ extendLease, signal }) => {
+        await clock.advance(1_500);
+        await extendLease(5_000).catch(() => undefined);
+        seen = { aborted: signal.aborted, code: (signal.reason as { code?: string }).code };
+        return { status: 200 };
+      })
+      .catch(() => undefined);
+    expect(seen).toEqual({ aborted: true, code: 'lease_lost' });
+  });
+
+  it('a lease timer that fires before the clock reaches the deadline waits again instead of aborting early', async () => {
+    let now = 0;
+    const timers: { at: number; callback: () => void }[] = [];
+    const clock = {
+      now: () => now,
+      sleep: async () => undefined,
+      schedule: (ms: number, callback: () => void) => {
+        timers.push({ at: now + ms, callback });
+        return () => undefined;
+      },
+    };
+    const engine = createIdempotency({ store: memoryStore({ clock }), clock, leaseMs: 1_000 });
+    const observed: boolean[] = [];
+    await engine.run(base, async ({ signal }) => {
+      observed.push(signal.aborted);
+      now = 999;
+      timers.shift()?.callback(); // fired 1 ms early
+      observed.push(signal.aborted);
+      expect(timers[0]?.at).toBe(1_000);
+      now = 1_000;
+      timers.shift()?.callback();
+      observed.push(signal.aborted);
+      return { status: 200 };
+    }).catch(() => undefined);
+    expect(observed).toEqual([false, false, true]);
   });
 
   it("a caller that aborted before the claim hands the handler an already aborted signal with the caller's reason", async () => {

@@ -1,4 +1,4 @@
-import { type ClaimResult, type IdempotencyStore, OncelyError, type Scope, toStorageError } from '@oncely/core';
+import { type ClaimInput, type ClaimResult, type IdempotencyStore, OncelyError, type Scope, toStorageError } from '@oncely/core';
 import type { Cluster, Redis } from 'ioredis';
 import {
   checkReplicaWait,
@@ -10,6 +10,7 @@ import {
 import { recordKey } from './record-key.js';
 import { freshClaimJson, isInProgress, toClaimResult, toCompleteReply, toExisting, toFenceResult, toRecord } from './record-reply.js';
 import { type ScriptName, storeScripts } from './scripts.js';
+import { tickBatcher } from './tick-batch.js';
 
 /** Options of {@link redisStore}. */
 export interface RedisStoreOptions {
@@ -35,6 +36,8 @@ export interface RedisStore extends IdempotencyStore {
 
 /** Default start of every record key. */
 export const DEFAULT_PREFIX = 'oncely:idem:';
+/** What every fresh claim answers: the first fence, no takeover. Frozen, so one object serves them all. */
+const FRESH_CLAIM: ClaimResult = Object.freeze({ kind: 'claimed', fence: 1, takeover: false });
 /** Completes stored on the primary but not yet confirmed by replicas that one store remembers. */
 const MAX_UNCONFIRMED = 1_000;
 
@@ -65,25 +68,32 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const prefix = checkPrefix(options.prefix ?? DEFAULT_PREFIX, client);
   const wait = checkReplicaWait(options.wait);
   storeScripts.register(client);
+  // `batch()` before every command: concurrent requests share one socket write per tick.
+  const batch = tickBatcher(client);
   // A complete whose WAIT fell short is stored on the primary: the engine's retry must not read it as lost.
   const unconfirmed = new Set<string>();
 
   const keyOf = (scope: Scope) => recordKey(prefix, scope);
 
-  /** Every failure leaves as a StorageError: the caller fails closed. */
-  const guard = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
-    try {
-      return await work();
-    } catch (error) {
+  /** Every failure leaves as a StorageError: the caller fails closed. A `.then`, not an async frame: it is on every request. */
+  const guard = <T>(operation: string, work: () => T | Promise<T>): Promise<T> => {
+    const fail = (error: unknown): never => {
       throw toStorageError('redis', operation, error);
+    };
+    try {
+      return Promise.resolve(work()).then(undefined, fail);
+    } catch (error) {
+      return Promise.reject(error).then(undefined, fail);
     }
   };
 
   /** Runs a writing script; with `wait`, WAIT follows in the same pipeline and round trip. */
-  const write = async (name: ScriptName, key: string, args: readonly (string | number)[]) =>
-    wait
+  const write = async (name: ScriptName, key: string, args: readonly (string | number)[]) => {
+    batch();
+    return wait
       ? writeThenWait(client, wait, (pipeline) => storeScripts.call(pipeline, name, [key], args))
       : { reply: await storeScripts.call(client, name, [key], args), acknowledged: undefined };
+  };
 
   /** The error to throw when fewer replicas than required acknowledged `what`. */
   const shortfall = (what: string, acknowledged: number | undefined) =>
@@ -96,6 +106,23 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     if (unconfirmed.size > MAX_UNCONFIRMED) unconfirmed.delete(unconfirmed.values().next().value as string);
   };
 
+  /** A claim that found an in-progress record, or that must wait for replicas: the slower paths. */
+  const judgeClaim = async (input: ClaimInput, key: string, held: string | null): Promise<ClaimResult> => {
+    let result: ClaimResult = FRESH_CLAIM;
+    if (held !== null) {
+      // Only the server's clock may say whether that lease lapsed: the claim script judges (and takes over).
+      batch();
+      const args = [input.fingerprint, input.token, input.leaseMs, input.retentionMs];
+      result = toClaimResult(input.scope, await storeScripts.call(client, 'claim', [key], args));
+    }
+    // Only a winning claim wrote anything; a replay never waits for replicas.
+    if (wait && result.kind === 'claimed') {
+      const missing = shortfall('the claim', await waitForReplicas(client, wait, key));
+      if (missing) throw missing;
+    }
+    return result;
+  };
+
   return {
     name: 'redis',
     capabilities: { transactions: false, nativeTtl: true },
@@ -103,25 +130,15 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     keyOf,
 
     claim: (input) =>
-      guard('claim', async () => {
+      guard('claim', () => {
         const key = keyOf(input.scope);
         const ttlMs = Math.max(input.leaseMs, input.retentionMs);
         // One native command claims an absent key or answers what it holds; no script runs.
-        const held = await client.set(key, freshClaimJson(input, ttlMs), 'PX', ttlMs, 'NX', 'GET');
-        let result: ClaimResult;
-        if (held === null) result = { kind: 'claimed', fence: 1, takeover: false };
-        else if (!isInProgress(held)) result = { kind: 'existing', record: toRecord(input.scope, held, -1) };
-        else {
-          // Only the server's clock may say whether that lease lapsed: the claim script judges (and takes over).
-          const args = [input.fingerprint, input.token, input.leaseMs, input.retentionMs];
-          result = toClaimResult(input.scope, await storeScripts.call(client, 'claim', [key], args));
-        }
-        // Only a winning claim wrote anything; a replay never waits for replicas.
-        if (wait && result.kind === 'claimed') {
-          const missing = shortfall('the claim', await waitForReplicas(client, wait, key));
-          if (missing) throw missing;
-        }
-        return result;
+        batch();
+        return client.set(key, freshClaimJson(input, ttlMs), 'PX', ttlMs, 'NX', 'GET').then((held) => {
+          if (held !== null && !isInProgress(held)) return { kind: 'existing', record: toRecord(input.scope, held, -1) } as const;
+          return held === null && !wait ? FRESH_CLAIM : judgeClaim(input, key, held);
+        });
       }),
 
     complete: (input) =>
@@ -146,7 +163,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       }),
 
     release: (input) =>
-      guard('release', async () => toFenceResult(await storeScripts.call(client, 'release', [keyOf(input.scope)], [input.token]))),
+      guard('release', async () => {
+        batch();
+        return toFenceResult(await storeScripts.call(client, 'release', [keyOf(input.scope)], [input.token]));
+      }),
 
     extend: (input) =>
       guard('extend', async () => {
@@ -159,6 +179,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
     get: (scope) =>
       guard('get', async () => {
+        batch();
         const reply = await storeScripts.call(client, 'get', [keyOf(scope)], []);
         return reply === null ? undefined : toExisting(scope, reply);
       }),
