@@ -11,8 +11,11 @@ const escapeCharacter = (character: string): string => {
   return code.length <= 2 ? `%${code.padStart(2, '0')}` : `%u${code.padStart(4, '0')}`;
 };
 
+/** Any character {@link UNSAFE} might match: a cheap test that lets the usual field skip the replace. */
+const MAYBE_UNSAFE = /[%:{}\uD800-\uDFFF]/;
+
 /** Escapes one field so it contains no separator, no brace and no lone surrogate; `%` escapes itself. */
-const escapeField = (field: string): string => field.replace(UNSAFE, escapeCharacter);
+const escapeField = (field: string): string => (MAYBE_UNSAFE.test(field) ? field.replace(UNSAFE, escapeCharacter) : field);
 
 /**
  * The Redis key of a record: `<prefix>{<tenant>:<principal>:<operation>:<key>}` with each field

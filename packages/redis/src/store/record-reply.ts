@@ -14,8 +14,14 @@ const isInteger = (value: unknown): value is number => typeof value === 'number'
  * expiry), because only the Redis server's clock may say when a lease ends.
  */
 export function freshClaimJson(input: ClaimInput, ttlMs: number): string {
-  return `${IN_PROGRESS},"fence":1,"token":${JSON.stringify(input.token)},"fingerprint":${JSON.stringify(input.fingerprint)},"leaseMs":${input.leaseMs},"ttlMs":${ttlMs}}`;
+  return `${IN_PROGRESS},"fence":1,"token":${jsonString(input.token)},"fingerprint":${jsonString(input.fingerprint)},"leaseMs":${input.leaseMs},"ttlMs":${ttlMs}}`;
 }
+
+/** Characters a JSON string may hold as they are: the engine's UUID tokens and hex fingerprints. */
+const PLAIN = /^[\w.-]*$/;
+
+/** `JSON.stringify` of a string, without calling it for the plain ones. */
+const jsonString = (text: string): string => (PLAIN.test(text) ? `"${text}"` : JSON.stringify(text));
 
 /** True for a record whose lease only the server can judge (the claim script takes it from there). */
 export const isInProgress = (json: string): boolean => json.startsWith(IN_PROGRESS);
