@@ -218,15 +218,31 @@ class Lifeline {
 }
 
 /**
- * What every handler receives. A class, so `signal` and `keyHash` are getters on its prototype: a
- * literal with getters costs microseconds to build, and reading them builds the AbortController
- * and the key's hash only for handlers that use them.
+ * What every handler receives. `signal` and `keyHash` are getters, so the AbortController, the lease
+ * timer and the key's hash are built only for handlers that read them. They are own, enumerable
+ * properties, defined from shared descriptors, so destructuring and `{ ...context }` see them like
+ * the rest; a class with two `defineProperty` calls builds in a fraction of the time an object
+ * literal with getters takes.
  */
 class LeaseContext implements HandlerContext {
+  static readonly #signal: PropertyDescriptor = {
+    enumerable: true,
+    get(this: LeaseContext) {
+      return this.#lifeline.signal;
+    },
+  };
+  static readonly #keyHash: PropertyDescriptor = {
+    enumerable: true,
+    get(this: LeaseContext) {
+      return keyHashOf(this.#prepared);
+    },
+  };
   readonly #lifeline: Lifeline;
   readonly #prepared: Prepared;
   readonly token: string;
   readonly scope: Scope;
+  declare readonly signal: AbortSignal;
+  declare readonly keyHash: string;
 
   constructor(
     prepared: Prepared,
@@ -238,14 +254,8 @@ class LeaseContext implements HandlerContext {
     this.#lifeline = lifeline;
     this.token = prepared.claim.token;
     this.scope = prepared.scope;
-  }
-
-  get signal(): AbortSignal {
-    return this.#lifeline.signal;
-  }
-
-  get keyHash(): string {
-    return keyHashOf(this.#prepared);
+    Object.defineProperty(this, 'signal', LeaseContext.#signal);
+    Object.defineProperty(this, 'keyHash', LeaseContext.#keyHash);
   }
 }
 

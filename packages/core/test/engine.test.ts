@@ -437,6 +437,18 @@ describe('leases', () => {
     expect(((await result.catch((e: unknown) => e)) as Error).message).toBe('client went away');
   });
 
+  it('a handler can spread its context and keep every member, signal and keyHash included', async () => {
+    const seen = await createIdempotency({ store: memoryStore() }).run(base, async (context) => {
+      const copy = { kind: 'lease', ...context };
+      return { status: 201, body: { keys: Object.keys(copy).sort(), signal: copy.signal instanceof AbortSignal, hash: copy.keyHash } };
+    });
+    expect((seen as { response: { body: unknown } }).response.body).toEqual({
+      keys: ['extendLease', 'fence', 'keyHash', 'kind', 'scope', 'signal', 'token'],
+      signal: true,
+      hash: await keyHash(base.key),
+    });
+  });
+
   it('a handler can destructure every member of its context, signal and keyHash included', async () => {
     const store = memoryStore();
     const seen = await createIdempotency({ store }).run(base, async ({ token, fence, scope, keyHash: hash, signal, extendLease }) => {
