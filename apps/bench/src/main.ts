@@ -11,6 +11,7 @@ import { runEngineSuite } from './engine/engine-suite.js';
 import { runHttpSuite } from './http/http-suite.js';
 import { runJitterSuite } from './jitter/jitter-suite.js';
 import { runOutboxSuite } from './outbox/outbox-suite.js';
+import { dropBenchDatabase } from './postgres/bench-database.js';
 import { runPostgresSuite } from './postgres/postgres-suite.js';
 import { runRedisSuite } from './redis/redis-suite.js';
 import { type PrivateRedis, startPrivateRedis } from './servers/private-redis.js';
@@ -77,6 +78,8 @@ async function main(): Promise<void> {
     console.log(`bench: wrote ${file} in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);
   } finally {
     await redis?.stop();
+    // After every suite: postgres, http and outbox all use the bench's database, and each ends its sessions.
+    if (options.suites.some((s) => s === 'postgres' || s === 'http' || s === 'outbox')) await dropBenchDatabase(options.databaseUrl);
   }
 }
 

@@ -1,6 +1,6 @@
 import pg from 'pg';
 
-/** The database the bench owns on a shared server: created when a suite needs it, dropped by the PostgreSQL suite. */
+/** The database the bench owns on a shared server: created when a suite needs it, dropped when the run ends. */
 export const BENCH_DATABASE = 'oncely_bench';
 
 /** Creates {@link BENCH_DATABASE} next to the database of `serverUrl` if missing; returns its URL. */

@@ -9,7 +9,7 @@ import { firstRequestContender, replayContender, seedKeys } from '../harness/wor
 import type { Operations } from '../subjects/operations.js';
 import { paymentEffect } from '../subjects/payment-effect.js';
 import { type Backend, pgBackend, pgliteBackend } from './backends.js';
-import { dropBenchDatabase, ensureBenchDatabase } from './bench-database.js';
+import { ensureBenchDatabase } from './bench-database.js';
 import { postgresContenders } from './contenders.js';
 import { countRoundTrips, type PerOperation } from './count-round-trips.js';
 
@@ -22,18 +22,13 @@ const POOL_SIZE = 16;
  */
 export async function runPostgresSuite(options: BenchOptions, report: Report): Promise<void> {
   const url = await ensureBenchDatabase(options.databaseUrl);
-  try {
-    for (const open of [() => pgBackend(url, POOL_SIZE), () => pgliteBackend()]) {
-      const backend = await open();
-      try {
-        await benchBackend(backend, options, report);
-      } finally {
-        await backend.close();
-      }
+  for (const open of [() => pgBackend(url, POOL_SIZE), () => pgliteBackend()]) {
+    const backend = await open();
+    try {
+      await benchBackend(backend, options, report);
+    } finally {
+      await backend.close();
     }
-  } finally {
-    // Only after every pool has ended: PostgreSQL refuses to drop a database with sessions open on it.
-    await dropBenchDatabase(options.databaseUrl);
   }
 }
 
