@@ -1,4 +1,4 @@
-import type { RetryPolicyOptions } from '@oncely/core';
+import type { RetryOutcome, RetryPolicyOptions } from '@oncely/core';
 import { type Exchange, exchange } from '../api-client.js';
 import { peakArrivals } from '../arrival-spread.js';
 import { armFault, readAccount } from '../probes.js';
@@ -20,6 +20,8 @@ interface Storm {
   readonly peak: number;
   readonly retries: number;
   readonly succeeded: number;
+  /** How each client that did not succeed ended, so a failure says why. */
+  readonly unsuccessful: readonly string[];
   readonly charges: number;
   readonly balanceTotal: string;
 }
@@ -41,6 +43,7 @@ async function storm(url: string, tenant: string, random: () => number): Promise
     ),
   );
   const succeeded = runs.filter((run) => run.outcome.outcome === 'succeeded').length;
+  const unsuccessful = runs.flatMap(({ outcome }) => (outcome.outcome === 'succeeded' ? [] : [describeEnd(outcome)]));
   // Measured where the load starts: when each retry was sent (the service's own stamps would include its event-loop stalls).
   const retries = runs.flatMap((run) => run.attempts.slice(1).map((attempt) => attempt.sentAt));
   const accounts = await Promise.all(['acc_1', 'acc_2', 'acc_3', 'acc_4', 'acc_5'].map((id) => readAccount(url, caller, id)));
@@ -50,9 +53,22 @@ async function storm(url: string, tenant: string, random: () => number): Promise
     peak: peakArrivals(retries, WINDOW_MS),
     retries: retries.length,
     succeeded,
+    unsuccessful,
     charges: accounts.reduce((sum, account) => sum + account.payments, 0),
     balanceTotal: `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`,
   };
+}
+
+/** One line on how a client's retries ended without success: the limit that stopped them and the last answer. */
+function describeEnd(outcome: Exclude<RetryOutcome<Exchange>, { outcome: 'succeeded' }>): string {
+  const last = outcome.outcome === 'failed' ? outcome.error : outcome.lastError;
+  const answer =
+    last instanceof Error
+      ? last.message
+      : typeof last === 'object' && last !== null
+        ? JSON.stringify(last, ['kind', 'status', 'detail']).slice(0, 120)
+        : String(last);
+  return `${outcome.outcome} after ${outcome.attempts} attempts (${outcome.stoppedBy}, last ${answer})`;
 }
 
 /** 8 · The card network fails for 2.5 s; 60 clients retry with core's `retry`, in lockstep and then with full jitter. */
@@ -72,7 +88,10 @@ export const retryStorm: Scenario = {
       ['lockstep', lockstep],
       ['jitter', jittered],
     ] as const) {
-      check.expect(run.succeeded === CLIENTS, `${name}: every client succeeded (${run.succeeded} of ${CLIENTS})`);
+      check.expect(
+        run.succeeded === CLIENTS,
+        `${name}: every client succeeded (${run.succeeded} of ${CLIENTS}; the others: ${run.unsuccessful.join('; ')})`,
+      );
       check.expect(run.charges === CLIENTS && run.balanceTotal === `${5_000 - CLIENTS}.00`, `${name}: one charge per client (${run.charges}, total ${run.balanceTotal})`);
     }
     check.expect(lockstep.retries > 0 && jittered.retries > 0, 'the outage caused retries');
