@@ -417,7 +417,8 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
       throw wrapped;
     };
     try {
-      return call().then(undefined, fail);
+      // A store written in plain JavaScript may answer with a value instead of a promise.
+      return Promise.resolve(call()).then(undefined, fail);
     } catch (error) {
       return Promise.reject(error).then(undefined, fail);
     }

@@ -221,6 +221,25 @@ describe('storage failure fails closed', () => {
     expect(events.map((event) => event.type)).toEqual(['storage_error']);
   });
 
+  it('a store that answers with plain values instead of promises still works (stores written in JavaScript)', async () => {
+    const inner = memoryStore();
+    const records = new Map<string, unknown>();
+    const store = {
+      ...inner,
+      claim: (input: Parameters<IdempotencyStore['claim']>[0]) => {
+        const existing = records.get(input.scope.key);
+        if (existing) return { kind: 'existing', record: existing };
+        records.set(input.scope.key, { ...input, state: 'succeeded', fence: 1, createdAt: new Date(), expiresAt: new Date(), response: { status: 201, body: { id: 'pay_sync' } } });
+        return { kind: 'claimed', fence: 1, takeover: false };
+      },
+      complete: () => 'ok',
+    } as unknown as IdempotencyStore;
+    const engine = createIdempotency({ store });
+    expect((await engine.run(base, created)).kind).toBe('executed');
+    const replay = await engine.run(base, created);
+    expect(replay).toMatchObject({ kind: 'replayed', response: { status: 201, body: { id: 'pay_sync' } } });
+  });
+
   it('a complete that fails briefly is retried, so the outcome is still saved', async () => {
     const { store, inner } = spyStore({ failOn: { complete: 2 } });
     const result = await createIdempotency({ store }).run(base, created);
