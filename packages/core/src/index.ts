@@ -82,6 +82,7 @@ export {
   type TransactionOf,
 } from './store.js';
 export { type MeterLike, type OtelMetricsOptions, otelMetrics } from './observability/otel-metrics.js';
+export { type OtelRetryMetricsOptions, otelRetryMetrics } from './observability/otel-retry-metrics.js';
 export type {
   BeginOptions,
   BeginResult,
