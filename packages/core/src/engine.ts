@@ -2,7 +2,7 @@ import { type Clock, systemClock } from './clock.js';
 import { emitSafely, type EngineEvent, type EventListener, type IdempotencyEvent } from './events.js';
 import { isOncelyError, OncelyError, toStorageError } from './errors.js';
 import { type FingerprintOptions, fingerprintNow } from './fingerprint/fingerprint.js';
-import { keyHashNow } from './fingerprint/sha256.js';
+import { hashesSynchronously, keyHashNow } from './fingerprint/sha256.js';
 import { defaultReplayPolicy, type ReplayPolicy } from './replay-policy.js';
 import { hasControlCharacter, type Scope, toScope } from './scope.js';
 import {
@@ -129,10 +129,7 @@ interface Prepared {
   keyHash?: string;
 }
 
-/** Node hashes synchronously: a key's hash is then computed only when an event or a handler reads it. */
-const syncKeyHash = typeof keyHashNow('') === 'string';
-
-/** The short key hash that events and handlers carry. */
+/** The short key hash that events and handlers carry; where hashing is synchronous, computed on first read. */
 const keyHashOf = (prepared: Prepared): string => (prepared.keyHash ??= keyHashNow(prepared.scope.key) as string);
 
 /** Starts a timer and returns its cancel function. */
@@ -224,16 +221,16 @@ class Lifeline {
  * the rest; a class with two `defineProperty` calls builds in a fraction of the time an object
  * literal with getters takes.
  */
-class LeaseContext implements HandlerContext {
+class ContextBase implements HandlerContext {
   static readonly #signal: PropertyDescriptor = {
     enumerable: true,
-    get(this: LeaseContext) {
+    get(this: ContextBase) {
       return this.#lifeline.signal;
     },
   };
   static readonly #keyHash: PropertyDescriptor = {
     enumerable: true,
-    get(this: LeaseContext) {
+    get(this: ContextBase) {
       return keyHashOf(this.#prepared);
     },
   };
@@ -254,8 +251,8 @@ class LeaseContext implements HandlerContext {
     this.#lifeline = lifeline;
     this.token = prepared.claim.token;
     this.scope = prepared.scope;
-    Object.defineProperty(this, 'signal', LeaseContext.#signal);
-    Object.defineProperty(this, 'keyHash', LeaseContext.#keyHash);
+    Object.defineProperty(this, 'signal', ContextBase.#signal);
+    Object.defineProperty(this, 'keyHash', ContextBase.#keyHash);
   }
 }
 
@@ -267,7 +264,7 @@ function handlerContext<Extra extends object>(
   extendLease: (ms?: number) => Promise<void>,
   extra: Extra,
 ): HandlerContext & Extra {
-  return Object.assign(new LeaseContext(prepared, lifeline, fence, extendLease), extra);
+  return Object.assign(new ContextBase(prepared, lifeline, fence, extendLease), extra);
 }
 
 const encoder = new TextEncoder();
@@ -325,7 +322,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
       limitBytes,
       keyHash,
     });
-    if (typeof print === 'string' && syncKeyHash) return build(print);
+    if (typeof print === 'string' && hashesSynchronously) return build(print);
     return Promise.all([print, keyHashNow(scope.key)]).then((digests) => build(...digests));
   }
 

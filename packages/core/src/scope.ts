@@ -57,13 +57,13 @@ export function toScope(input: {
   if (typeof tenant !== 'string' || tenant.length === 0) {
     throw new OncelyError('missing_tenant', 'oncely: a tenant is required to scope the record');
   }
-  if (tenant.length > MAX_IDENTITY_LENGTH || CONTROL_CHARACTER.test(tenant)) {
+  if (tenant.length > MAX_IDENTITY_LENGTH || hasControlCharacter(tenant)) {
     throw new OncelyError(
       'invalid_tenant',
       `oncely: the tenant must be at most ${MAX_IDENTITY_LENGTH} characters with no control characters or lone surrogates`,
     );
   }
-  if (typeof principal !== 'string' || principal.length > MAX_IDENTITY_LENGTH || CONTROL_CHARACTER.test(principal)) {
+  if (typeof principal !== 'string' || principal.length > MAX_IDENTITY_LENGTH || hasControlCharacter(principal)) {
     throw new OncelyError(
       'invalid_principal',
       `oncely: the principal must be a string of at most ${MAX_IDENTITY_LENGTH} characters with no control characters or lone surrogates`,

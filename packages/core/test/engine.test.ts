@@ -190,15 +190,20 @@ describe('fingerprint and key hash', () => {
 });
 
 describe('storage failure fails closed', () => {
-  it('a claim that fails throws StorageError with the cause, and the handler never runs', async () => {
-    const { store } = spyStore({ failOn: { claim: 1 } });
+  /** Runs `base` once on `store`; the error it failed with, and whether the handler ran. */
+  async function failedRun(store: IdempotencyStore, onEvent?: (event: EngineEvent) => void) {
     let executed = false;
-    const failure = await createIdempotency({ store })
+    const failure = await createIdempotency({ store, onEvent })
       .run(base, async () => {
         executed = true;
         return { status: 201 };
       })
       .catch((error: unknown) => error);
+    return { failure, executed };
+  }
+
+  it('a claim that fails throws StorageError with the cause, and the handler never runs', async () => {
+    const { failure, executed } = await failedRun(spyStore({ failOn: { claim: 1 } }).store);
     expect(isStorageError(failure)).toBe(true);
     expect(((failure as Error).cause as Error).message).toBe('connection reset during claim');
     expect((failure as Error).message).toContain('oncely/memory: claim failed');
@@ -208,13 +213,7 @@ describe('storage failure fails closed', () => {
   it('a store that throws instead of rejecting fails closed the same way, and the event says so', async () => {
     const events: EngineEvent[] = [];
     const store = { ...memoryStore(), claim: () => { throw new Error('claim threw synchronously'); } } as IdempotencyStore;
-    let executed = false;
-    const failure = await createIdempotency({ store, onEvent: (event) => events.push(event) })
-      .run(base, async () => {
-        executed = true;
-        return { status: 201 };
-      })
-      .catch((error: unknown) => error);
+    const { failure, executed } = await failedRun(store, (event) => events.push(event));
     expect(isStorageError(failure)).toBe(true);
     expect(((failure as Error).cause as Error).message).toBe('claim threw synchronously');
     expect(executed).toBe(false);

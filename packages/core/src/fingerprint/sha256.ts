@@ -23,7 +23,7 @@ export function nodeSha256Hex(crypto: NodeCryptoLike | undefined): ((text: strin
 /**
  * Node's own hash, found without a static import so bundles for browsers never see `node:crypto`
  * (Node ≥ 20.16, Bun and Deno expose `process.getBuiltinModule`). It is synchronous and far cheaper
- * than an asynchronous Web Crypto digest, which every request would otherwise pay twice.
+ * than an asynchronous Web Crypto digest, which every request's fingerprint would otherwise pay.
  */
 const nodeSha256: ((text: string) => string) | undefined = (() => {
   try {
@@ -33,6 +33,9 @@ const nodeSha256: ((text: string) => string) | undefined = (() => {
     return undefined;
   }
 })();
+
+/** Internal: true where digests are plain strings (Node's hash), so callers may hash lazily. */
+export const hashesSynchronously = nodeSha256 !== undefined;
 
 /** The Web Crypto path, exported for tests that prove every path agrees. */
 export async function sha256HexWebCrypto(text: string): Promise<string> {

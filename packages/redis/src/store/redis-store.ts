@@ -68,7 +68,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const prefix = checkPrefix(options.prefix ?? DEFAULT_PREFIX, client);
   const wait = checkReplicaWait(options.wait);
   storeScripts.register(client);
-  // `batch()` before every command: concurrent requests share one socket write per tick.
+  // Called before every command the store sends: concurrent requests share one socket write per tick.
   const batch = tickBatcher(client);
   // A complete whose WAIT fell short is stored on the primary: the engine's retry must not read it as lost.
   const unconfirmed = new Set<string>();
@@ -87,13 +87,17 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     }
   };
 
-  /** Runs a writing script; with `wait`, WAIT follows in the same pipeline and round trip. */
-  const write = async (name: ScriptName, key: string, args: readonly (string | number)[]) => {
+  /** Runs one store script on the client, batched with the tick's other commands. */
+  const script = (name: ScriptName, key: string, args: readonly (string | number)[]) => {
     batch();
-    return wait
-      ? writeThenWait(client, wait, (pipeline) => storeScripts.call(pipeline, name, [key], args))
-      : { reply: await storeScripts.call(client, name, [key], args), acknowledged: undefined };
+    return storeScripts.call(client, name, [key], args);
   };
+
+  /** Runs a writing script; with `wait`, WAIT follows in the same pipeline (one write) and round trip. */
+  const write = async (name: ScriptName, key: string, args: readonly (string | number)[]) =>
+    wait
+      ? writeThenWait(client, wait, (pipeline) => storeScripts.call(pipeline, name, [key], args))
+      : { reply: await script(name, key, args), acknowledged: undefined };
 
   /** The error to throw when fewer replicas than required acknowledged `what`. */
   const shortfall = (what: string, acknowledged: number | undefined) =>
@@ -111,9 +115,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     let result: ClaimResult = FRESH_CLAIM;
     if (held !== null) {
       // Only the server's clock may say whether that lease lapsed: the claim script judges (and takes over).
-      batch();
       const args = [input.fingerprint, input.token, input.leaseMs, input.retentionMs];
-      result = toClaimResult(input.scope, await storeScripts.call(client, 'claim', [key], args));
+      result = toClaimResult(input.scope, await script('claim', key, args));
     }
     // Only a winning claim wrote anything; a replay never waits for replicas.
     if (wait && result.kind === 'claimed') {
@@ -163,10 +166,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       }),
 
     release: (input) =>
-      guard('release', async () => {
-        batch();
-        return toFenceResult(await storeScripts.call(client, 'release', [keyOf(input.scope)], [input.token]));
-      }),
+      guard('release', async () => toFenceResult(await script('release', keyOf(input.scope), [input.token]))),
 
     extend: (input) =>
       guard('extend', async () => {
@@ -179,8 +179,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
     get: (scope) =>
       guard('get', async () => {
-        batch();
-        const reply = await storeScripts.call(client, 'get', [keyOf(scope)], []);
+        const reply = await script('get', keyOf(scope), []);
         return reply === null ? undefined : toExisting(scope, reply);
       }),
 
