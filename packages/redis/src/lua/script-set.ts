@@ -16,6 +16,18 @@ export interface ScriptSet<Name extends string> {
   register(client: Redis | Cluster): void;
   /** Calls a registered script: one command on a client, queued on a pipeline. */
   call(target: ScriptTarget, name: Name, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
+  /**
+   * Calls a registered script on a standalone client as one plain command, even when the client has
+   * `enableAutoPipelining`: through the script object `defineCommand` made, which ioredis runs the
+   * same way (EVAL on a connection's first call, EVALSHA after). Falls back to {@link call} if that
+   * object is not where ioredis 5 keeps it.
+   */
+  callUnpipelined(client: Redis, name: Name, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
+}
+
+/** The part of ioredis's `Script` (what `defineCommand` registers) this needs. */
+interface RegisteredScript {
+  execute(client: Redis, args: (string | number)[], options: { replyEncoding: 'utf8' }): Promise<unknown>;
 }
 
 /**
@@ -27,6 +39,11 @@ export function scriptSet<Name extends string>(namespace: string, scripts: Reado
   const command = Object.fromEntries(
     names.map((name) => [name, `${namespace}${name}_${createHash('sha1').update(scripts[name].lua).digest('hex').slice(0, 10)}`]),
   ) as Record<Name, string>;
+  const call: ScriptSet<Name>['call'] = (target, name, keys, args) => {
+    const method = (target as unknown as Record<string, (...values: (string | number)[]) => Promise<unknown>>)[command[name]];
+    if (typeof method !== 'function') throw new Error(`the ${name} script is not registered on this client`);
+    return method.call(target, ...keys, ...args);
+  };
   return {
     register(client) {
       const commands = client as unknown as Record<string, unknown>;
@@ -35,10 +52,11 @@ export function scriptSet<Name extends string>(namespace: string, scripts: Reado
         client.defineCommand(command[name], { numberOfKeys: scripts[name].keys, lua: scripts[name].lua });
       }
     },
-    call(target, name, keys, args) {
-      const call = (target as unknown as Record<string, (...values: (string | number)[]) => Promise<unknown>>)[command[name]];
-      if (typeof call !== 'function') throw new Error(`the ${name} script is not registered on this client`);
-      return call.call(target, ...keys, ...args);
+    call,
+    callUnpipelined(client, name, keys, args) {
+      const script = (client as unknown as { scriptsSet?: Record<string, RegisteredScript> }).scriptsSet?.[command[name]];
+      if (typeof script?.execute !== 'function') return call(client, name, keys, args);
+      return script.execute(client, [...keys, ...args], { replyEncoding: 'utf8' });
     },
   };
 }

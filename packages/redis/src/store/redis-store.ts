@@ -9,8 +9,8 @@ import {
 } from '../replication/replica-wait.js';
 import { recordKey } from './record-key.js';
 import { freshClaimJson, isInProgress, toClaimResult, toCompleteReply, toExisting, toFenceResult, toRecord } from './record-reply.js';
+import { ownCommands } from './own-commands.js';
 import { type ScriptName, storeScripts } from './scripts.js';
-import { tickBatcher } from './tick-batch.js';
 
 /** Options of {@link redisStore}. */
 export interface RedisStoreOptions {
@@ -68,8 +68,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const prefix = checkPrefix(options.prefix ?? DEFAULT_PREFIX, client);
   const wait = checkReplicaWait(options.wait);
   storeScripts.register(client);
-  // Called before every command the store sends: concurrent requests share one socket write per tick.
-  const batch = tickBatcher(client);
+  // Concurrent requests share one socket write per tick.
+  const { setNxGet, script } = ownCommands(client);
   // A complete whose WAIT fell short is stored on the primary: the engine's retry must not read it as lost.
   const unconfirmed = new Set<string>();
 
@@ -85,12 +85,6 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     } catch (error) {
       return Promise.reject(error).then(undefined, fail);
     }
-  };
-
-  /** Runs one store script on the client, batched with the tick's other commands. */
-  const script = (name: ScriptName, key: string, args: readonly (string | number)[]) => {
-    batch();
-    return storeScripts.call(client, name, [key], args);
   };
 
   /** Runs a writing script; with `wait`, WAIT follows in the same pipeline (one write) and round trip. */
@@ -137,8 +131,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         const key = keyOf(input.scope);
         const ttlMs = Math.max(input.leaseMs, input.retentionMs);
         // One native command claims an absent key or answers what it holds; no script runs.
-        batch();
-        return client.set(key, freshClaimJson(input, ttlMs), 'PX', ttlMs, 'NX', 'GET').then((held) => {
+        return setNxGet(key, freshClaimJson(input, ttlMs), ttlMs).then((held) => {
           if (held !== null && !isInProgress(held)) return { kind: 'existing', record: toRecord(input.scope, held, -1) } as const;
           return held === null && !wait ? FRESH_CLAIM : judgeClaim(input, key, held);
         });

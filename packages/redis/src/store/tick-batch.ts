@@ -17,11 +17,11 @@ const MAX_BATCH = 8;
  * does: the connection's socket is corked at the first command and uncorked on the next tick.
  * Concurrent requests then cost one write system call per tick instead of one each, with no
  * pipeline object. A tick ends before any reply can be read, so no command waits on another's reply.
- * Skipped for a Cluster (one socket per node, chosen by ioredis) and for a client with
- * `enableAutoPipelining`, which batches by itself.
+ * Skipped for a Cluster (one socket per node, chosen by ioredis). The commands must not be
+ * auto-pipelined (own-commands.ts sees to it): ioredis would write them in a pipeline of its own.
  */
 export function tickBatcher(client: Redis | Cluster): () => void {
-  if (client.isCluster || client.options.enableAutoPipelining) return () => undefined;
+  if (client.isCluster) return () => undefined;
   const single = client as Redis;
   let corked: Corkable | undefined;
   let queued = 0;
