@@ -4,9 +4,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { type BenchOptions, parseOptions } from './cli/options.js';
+import { type BenchOptions, parseOptions, type SuiteName } from './cli/options.js';
 import { describeMachine, localMachine, type MachineInfo } from './harness/machine.js';
-import { createReport } from './harness/report.js';
+import { createReport, type Report } from './harness/report.js';
+import { forwardingReport, ownSuite, runInOwnProcess } from './harness/suite-process.js';
 import { runEngineSuite } from './engine/engine-suite.js';
 import { runHttpSuite } from './http/http-suite.js';
 import { runJitterSuite } from './jitter/jitter-suite.js';
@@ -44,8 +45,38 @@ async function serverVersions(redis: PrivateRedis | undefined, options: BenchOpt
   return info;
 }
 
+/** Runs one suite, in whichever process. */
+async function runSuite(suite: SuiteName, options: BenchOptions, report: Report, redis: PrivateRedis | undefined, stem: string) {
+  if (suite === 'jitter') await runJitterSuite(options, report, `${stem}-jitter.svg`);
+  if (suite === 'engine') await runEngineSuite(options, report);
+  if (suite === 'redis') await runRedisSuite(redis!, options, report);
+  if (suite === 'postgres') await runPostgresSuite(options, report);
+  if (suite === 'http') await runHttpSuite(redis!, options, report);
+  if (suite === 'outbox') await runOutboxSuite(redis!, options, report);
+}
+
+const stemOf = (options: BenchOptions, date: string) => (options.mode === 'full' ? date : `${date}-quick`);
+
+/** A suite's own process: the bench's process started the private Redis and writes the report. */
+async function runForkedSuite(suite: SuiteName, options: BenchOptions): Promise<void> {
+  const report = forwardingReport();
+  const redis = { url: `redis://127.0.0.1:${options.redisPort}`, port: options.redisPort, stop: async () => undefined };
+  try {
+    await runSuite(suite, options, report, redis, stemOf(options, new Date().toISOString().slice(0, 10)));
+    await report.flushed();
+  } finally {
+    process.disconnect();
+  }
+}
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
+  const forked = ownSuite();
+  if (forked) {
+    const suite = options.suites.find((name) => name === forked);
+    if (!suite) throw new Error(`bench: asked to run unknown suite ${forked}`);
+    return runForkedSuite(suite, options);
+  }
   const started = new Date();
   const needsRedis = options.suites.some((s) => s === 'redis' || s === 'http' || s === 'outbox');
   const redis = needsRedis ? await startPrivateRedis(options.redisPort) : undefined;
@@ -61,16 +92,12 @@ async function main(): Promise<void> {
         '',
       ].join('\n'),
     );
-    const stem = options.mode === 'full' ? date : `${date}-quick`;
+    const stem = stemOf(options, date);
     const timings: string[] = [];
     for (const suite of options.suites) {
       const suiteStarted = Date.now();
-      if (suite === 'jitter') await runJitterSuite(options, report, `${stem}-jitter.svg`);
-      if (suite === 'engine') await runEngineSuite(options, report);
-      if (suite === 'redis') await runRedisSuite(redis!, options, report);
-      if (suite === 'postgres') await runPostgresSuite(options, report);
-      if (suite === 'http') await runHttpSuite(redis!, options, report);
-      if (suite === 'outbox') await runOutboxSuite(redis!, options, report);
+      // Each suite in a fresh process: no suite runs on code another suite's stores left polymorphic.
+      await runInOwnProcess(suite, report);
       timings.push(`${suite} ${((Date.now() - suiteStarted) / 1000).toFixed(0)} s`);
     }
     report.section('Run time', `Wall-clock time per suite: ${timings.join(', ')}.`);
