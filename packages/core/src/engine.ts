@@ -277,6 +277,21 @@ function utf8Length(text: string): number {
 }
 
 /** A shared abort reason: aborting without one makes the platform build a DOMException with a stack. */
+/**
+ * Lease tokens: a UUID drawn at the engine's first claim, then a counter. Each claim still gets a
+ * token no other claim has (the counter never repeats within an engine, the UUID across engines) at
+ * a fraction of a fresh UUID's cost, which every request pays. A token proves ownership to the store:
+ * it must be unique, not secret.
+ */
+function leaseTokens(): () => string {
+  let prefix: string | undefined;
+  let count = 0;
+  return () => {
+    prefix ??= `${globalThis.crypto.randomUUID()}.`;
+    return prefix + (count++).toString(36);
+  };
+}
+
 const TIMER_CANCELLED = Object.freeze({ reason: 'oncely: timer cancelled' });
 
 function positiveInteger(name: string, value: number): number {
@@ -307,6 +322,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
   }
 
   const emit = (event: EngineEvent) => emitSafely(onEvent, event);
+  const nextToken = leaseTokens();
 
   /** Validates and fingerprints a request; synchronous on Node, where digests are plain strings. */
   function prepare(request: IdempotencyRequest): Prepared | Promise<Prepared> {
@@ -318,7 +334,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
     const print = fingerprintNow(scope.operation, request.request, request.fingerprint ?? options.fingerprint);
     const build = (fingerprint: string, keyHash?: string): Prepared => ({
       scope,
-      claim: { scope, fingerprint, token: globalThis.crypto.randomUUID(), leaseMs, retentionMs },
+      claim: { scope, fingerprint, token: nextToken(), leaseMs, retentionMs },
       limitBytes,
       keyHash,
     });

@@ -474,7 +474,33 @@ describe('leases', () => {
       return { status: 201, body: { token, fence, scope, hash, aborted: signal.aborted } };
     });
     const body = (seen as { response: { body: Record<string, unknown> } }).response.body;
-    expect(body).toEqual({ token: expect.stringMatching(/^[0-9a-f-]{36}$/), fence: 1, scope: { tenant: 'acme', principal: 'alice', operation: 'payments.create.v1', key: 'k_7f91' }, hash: await keyHash(base.key), aborted: false });
+    expect(body).toEqual({ token: expect.stringMatching(/^[0-9a-f-]{36}\.[0-9a-z]+$/), fence: 1, scope: { tenant: 'acme', principal: 'alice', operation: 'payments.create.v1', key: 'k_7f91' }, hash: await keyHash(base.key), aborted: false });
+  });
+
+  it('property: every claim holds a token no other claim holds, across engines, keys and retries of one key', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(fc.integer({ min: 1, max: 20 }), fc.integer({ min: 0, max: 3 })), { minLength: 1, maxLength: 4 }), async (engines) => {
+        const tokens: string[] = [];
+        for (const [keys, failures] of engines) {
+          const engine = createIdempotency({ store: memoryStore() });
+          for (let key = 0; key < keys; key++) {
+            // Each failed attempt releases its claim; the retry claims again and must hold a new token.
+            for (let attempt = 0; attempt <= failures; attempt++) {
+              await engine
+                .run({ ...base, key: `k${key}` }, async ({ token }) => {
+                  tokens.push(token);
+                  if (attempt < failures) throw new Error('transient');
+                  return { status: 201 };
+                })
+                .catch(() => undefined);
+            }
+          }
+        }
+        expect(tokens).toHaveLength(engines.reduce((sum, [keys, failures]) => sum + keys * (failures + 1), 0));
+        expect(new Set(tokens).size).toBe(tokens.length);
+      }),
+      { numRuns: 50 },
+    );
   });
 
   it('a handler listening on its signal hears the lease lapse once, with lease_lost as the reason', async () => {

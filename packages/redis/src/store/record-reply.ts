@@ -17,7 +17,7 @@ export function freshClaimJson(input: ClaimInput, ttlMs: number): string {
   return `${IN_PROGRESS},"fence":1,"token":${jsonString(input.token)},"fingerprint":${jsonString(input.fingerprint)},"leaseMs":${input.leaseMs},"ttlMs":${ttlMs}}`;
 }
 
-/** Characters a JSON string may hold as they are: the engine's UUID tokens and hex fingerprints. */
+/** Characters a JSON string may hold as they are: the engine's lease tokens and hex fingerprints. */
 const PLAIN = /^[\w.-]*$/;
 
 /** `JSON.stringify` of a string, without calling it for the plain ones. */
