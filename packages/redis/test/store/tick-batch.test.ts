@@ -76,7 +76,7 @@ describe('redis store: commands sent in one tick share socket writes', () => {
 
     const writes = countSocketWrites(client);
     const records = await Promise.all(scopes.map((scope) => store.get(scope)));
-    expect(records.map((record) => (record?.state === 'succeeded' ? record.response.body : record?.state))).toEqual(scopes.map((scope) => scope.key));
+    expect(records.map((record) => (record?.state === 'succeeded' ? record.response?.body : record?.state))).toEqual(scopes.map((scope) => scope.key));
     expect(writes()).toBe(4);
     await client.quit();
   });
