@@ -276,7 +276,6 @@ function utf8Length(text: string): number {
   return NON_ASCII.test(text) ? encoder.encode(text).length : text.length;
 }
 
-/** A shared abort reason: aborting without one makes the platform build a DOMException with a stack. */
 /**
  * Lease tokens: a UUID drawn at the engine's first claim, then a counter. Each claim still gets a
  * token no other claim has (the counter never repeats within an engine, the UUID across engines) at
@@ -292,6 +291,7 @@ function leaseTokens(): () => string {
   };
 }
 
+/** A shared abort reason: aborting without one makes the platform build a DOMException with a stack. */
 const TIMER_CANCELLED = Object.freeze({ reason: 'oncely: timer cancelled' });
 
 function positiveInteger(name: string, value: number): number {
