@@ -15,12 +15,12 @@ export function ownSuite(): string | undefined {
 }
 
 /**
- * Runs `suite` in a fresh Node process on this same entry point and arguments, so that no suite
- * inherits another's JIT feedback or heap (the reason JMH forks per benchmark); every entry its
- * report gets lands in `report`, in order.
+ * Runs `suite` in a fresh Node process on this same entry point and arguments (or `entry`), so that
+ * no suite inherits another's JIT feedback or heap (the reason JMH forks per benchmark); every entry
+ * its report gets lands in `report`, in order.
  */
-export async function runInOwnProcess(suite: string, report: Report): Promise<void> {
-  const child = fork(process.argv[1]!, process.argv.slice(2), { env: { ...process.env, [SUITE_VARIABLE]: suite } });
+export async function runInOwnProcess(suite: string, report: Report, entry = process.argv[1]!): Promise<void> {
+  const child = fork(entry, process.argv.slice(2), { env: { ...process.env, [SUITE_VARIABLE]: suite } });
   child.on('message', (message: SuiteMessage) => {
     if (message.kind === 'section') report.section(message.title, message.body);
     else report.attach(message.name, message.content);
