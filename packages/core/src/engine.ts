@@ -256,17 +256,6 @@ class ContextBase implements HandlerContext {
   }
 }
 
-/** What every handler receives, plus what its mode adds (`tx`). */
-function handlerContext<Extra extends object>(
-  prepared: Prepared,
-  lifeline: Lifeline,
-  fence: number,
-  extendLease: (ms?: number) => Promise<void>,
-  extra: Extra,
-): HandlerContext & Extra {
-  return Object.assign(new ContextBase(prepared, lifeline, fence, extendLease), extra);
-}
-
 const encoder = new TextEncoder();
 /** Any UTF-16 unit outside ASCII. */
 const NON_ASCII = /[\u0080-\uffff]/;
@@ -499,7 +488,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
 
   /** The handler's context in lease mode: its signal aborts when the lease lapses, and extendLease renews it. */
   function leaseContext(prepared: Prepared, lifeline: Lifeline, fence: number): HandlerContext {
-    return handlerContext(
+    return new ContextBase(
       prepared,
       lifeline,
       fence,
@@ -516,7 +505,6 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
         }
         lifeline.renew(ms);
       },
-      {},
     );
   }
 
@@ -585,7 +573,8 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
       try {
         // The transaction holds the row lock for as long as it is open: nothing to renew.
         const extendLease = async () => undefined;
-        response = await handler(handlerContext(prepared, lifeline, claim.fence, extendLease, { tx: tx as TransactionOf<S> }));
+        const context = Object.assign(new ContextBase(prepared, lifeline, claim.fence, extendLease), { tx: tx as TransactionOf<S> });
+        response = await handler(context);
         checkResponse(response);
       } finally {
         lifeline.stop();

@@ -37,15 +37,24 @@ async function serverReads(): Promise<number> {
   return Number(/total_reads_processed:(\d+)/.exec(info)?.[1]);
 }
 
+/** Both kinds of standalone client: the store batches its own commands on each. */
+const CLIENTS = [
+  ['a plain client', false],
+  ['a client with enableAutoPipelining (the store sends past it)', true],
+] as const;
+
+/** A connected client, so the store's first command finds the socket ready to cork. */
+async function connected(enableAutoPipelining = false): Promise<Redis> {
+  const client = new Redis(server.url, { enableAutoPipelining });
+  await client.ping();
+  return client;
+}
+
 const request = (key: string) => ({ tenant: 'acme', operation: 'payments.create.v1', key, request: { amount: '10.00' } });
 
 describe('redis store: commands sent in one tick share socket writes', () => {
-  it.each([
-    ['a plain client', false],
-    ['a client with enableAutoPipelining (the store sends past it)', true],
-  ])('32 concurrent replays through %s leave in 4 writes (8 commands each) and are all answered', async (_, enableAutoPipelining) => {
-    const client = new Redis(server.url, { enableAutoPipelining });
-    await client.ping();
+  it.each(CLIENTS)('32 concurrent replays through %s leave in 4 writes (8 commands each) and are all answered', async (_, enableAutoPipelining) => {
+    const client = await connected(enableAutoPipelining);
     const engine = createIdempotency({ store: redisStore({ client, prefix: `batch${enableAutoPipelining}:` }) });
     const keys = Array.from({ length: 32 }, (_, index) => `key-${index}`);
     for (const key of keys) await engine.run(request(key), async () => ({ status: 201, body: { key } }));
@@ -61,12 +70,8 @@ describe('redis store: commands sent in one tick share socket writes', () => {
     await client.quit();
   });
 
-  it.each([
-    ['a plain client', false],
-    ['a client with enableAutoPipelining', true],
-  ])('32 concurrent script calls (store.get) through %s leave in 4 writes and read every record', async (_, enableAutoPipelining) => {
-    const client = new Redis(server.url, { enableAutoPipelining });
-    await client.ping();
+  it.each(CLIENTS)('32 concurrent script calls (store.get) through %s leave in 4 writes and read every record', async (_, enableAutoPipelining) => {
+    const client = await connected(enableAutoPipelining);
     const store = redisStore({ client, prefix: `get${enableAutoPipelining}:` });
     const engine = createIdempotency({ store });
     const scopes = Array.from({ length: 32 }, (_, index) => ({ tenant: 'acme', principal: '', operation: 'payments.create.v1', key: `g${index}` }));
@@ -82,8 +87,7 @@ describe('redis store: commands sent in one tick share socket writes', () => {
   });
 
   it('the same requests one after another are one write each: a lone command is never held back', async () => {
-    const client = new Redis(server.url);
-    await client.ping();
+    const client = await connected();
     const engine = createIdempotency({ store: redisStore({ client, prefix: 'lone:' }) });
     const writes = countSocketWrites(client);
     for (const key of ['a', 'b', 'c']) expect((await engine.run(request(key), async () => ({ status: 201 }))).kind).toBe('executed');
