@@ -71,6 +71,17 @@ async function withFailPoint<T>(client: MongoClient, data: Document, times: numb
   }
 }
 
+/**
+ * Failpoint data for a command that applies and then answers with a write concern error the driver
+ * retries (ShutdownInProgress with RetryableWriteError): the reply of a write that landed is lost.
+ */
+const replyLostAfter = (command: string, appName: string): Document => ({
+  failCommands: [command],
+  appName,
+  errorLabels: ['RetryableWriteError'],
+  writeConcernError: { code: 91, errmsg: 'Replication is being shut down' },
+});
+
 const commandsNamed = (started: CommandStartedEvent[], ...names: string[]) => started.filter((event) => names.includes(event.commandName));
 
 /** The deployment, as every check reads it. */
@@ -133,6 +144,8 @@ export const claimExplainCheck: Check = {
     const details: string[] = [];
     if (deployment.kind === 'sharded') {
       try {
+        // enableSharding is needed before 6.0 and harmless after.
+        await client.db('admin').command({ enableSharding: dbName }).catch(() => undefined);
         await client.db('admin').command({ shardCollection: `${dbName}.${name}`, key: { _id: 'hashed' } });
         details.push('collection sharded on { _id: "hashed" }');
       } catch (error) {
@@ -208,13 +221,7 @@ export const retriedClaimCheck: Check = {
     const first = await claimRecord(collection, { scope, fingerprint: 'f', token: 'first', leaseMs: 300, retentionMs: 60_000 }, write);
     await sleep(600);
     const sentBefore = commandsNamed(started, 'findAndModify').length;
-    const data = {
-      failCommands: ['findAndModify'],
-      appName,
-      errorLabels: ['RetryableWriteError'],
-      writeConcernError: { code: 91, errmsg: 'Replication is being shut down' },
-    };
-    const takeover = await withFailPoint(client, data, 1, () =>
+    const takeover = await withFailPoint(client, replyLostAfter('findAndModify', appName), 1, () =>
       claimRecord(collection, { scope, fingerprint: 'f', token: 'second', leaseMs: 30_000, retentionMs: 60_000 }, write),
     );
     if (takeover === 'unsupported') return notRun(NO_TEST_COMMANDS);
@@ -245,14 +252,8 @@ export const unknownCommitCheck: Check = {
     const engine = createIdempotency({ store });
     const key = `commit-${Date.now()}`;
     let executions = 0;
-    const data = {
-      failCommands: ['commitTransaction'],
-      appName,
-      errorLabels: ['RetryableWriteError'],
-      writeConcernError: { code: 91, errmsg: 'Replication is being shut down' },
-    };
     // Twice: the driver retries a commit once by itself, so the store sees the label on the second answer.
-    const result = await withFailPoint(client, data, 2, () =>
+    const result = await withFailPoint(client, replyLostAfter('commitTransaction', appName), 2, () =>
       engine.runInTransaction({ ...scopeOf(key), request: { amount: '10.00' } }, async ({ tx }) => {
         executions++;
         await db.collection('payments').insertOne({ key }, { session: tx });

@@ -22,8 +22,11 @@ for (const { name, MongoClient } of DRIVERS) {
       name: `mongodb outbox (${name})`,
       createOutbox: async () => {
         const db = client.db(dbName);
-        const outbox = mongoOutbox({ db, collectionName: uniqueKey('outbox'), sequencesCollectionName: uniqueKey('sequences') });
+        const sequencesCollectionName = uniqueKey('sequences');
+        const outbox = mongoOutbox({ db, collectionName: uniqueKey('outbox'), sequencesCollectionName });
         await outbox.ensureIndexes();
+        // Created up front, as the outbox and inbox suite does: not every server creates collections inside a transaction.
+        await db.createCollection(sequencesCollectionName);
         return {
           source: outbox.source,
           // Each event in a committed transaction of its own, as a business write would enqueue it.

@@ -77,21 +77,20 @@ for (const { name, MongoClient } of DRIVERS) {
     });
 
     // The explain checks of the first-run script, here so that `npm test` with MONGODB_URL proves them too.
-    const context = (check: string): CheckContext => ({
-      url,
-      deployment: server.kind === 'available' && server.deployment ? server.deployment : { kind: 'standalone' },
-      dbName: `${dbName}_${check}`,
-      appName: 'oncely-store-test',
-      connect: async () => ({ client: await new MongoClient(url).connect(), started: [] }),
-    });
     for (const check of [claimExplainCheck, purgeExplainCheck]) {
       it(`explain: ${check.title}`, async () => {
-        const ctx = context(check.id.replace(/-/g, '_'));
+        const context: CheckContext = {
+          url,
+          deployment: server.kind === 'available' && server.deployment ? server.deployment : { kind: 'standalone' },
+          dbName: `${dbName}_${check.id.replace(/-/g, '_')}`,
+          appName: 'oncely-store-test',
+          connect: async () => ({ client, started: [] }),
+        };
         try {
-          const outcome = await check.run(ctx);
+          const outcome = await check.run(context);
           expect(outcome, outcome.details.join('\n')).toMatchObject({ status: 'passed' });
         } finally {
-          await client.db(ctx.dbName).dropDatabase();
+          await client.db(context.dbName).dropDatabase();
         }
       });
     }
