@@ -1,9 +1,11 @@
 export {
+  assertLeaseClock,
   assertTransactions,
   deploymentFromHello,
   detectDeployment,
   type MongoDeployment,
 } from './deployment/deployment.js';
+export { assertSimpleCollation } from './deployment/collation.js';
 export { classifyMongoError, type MongoFailure } from './errors/mongo-errors.js';
 export { DEFAULT_COLLECTION, type MongoStore, type MongoStoreOptions, mongoStore } from './store/mongo-store.js';
 export type { IdempotencyDocument } from './store/record-document.js';

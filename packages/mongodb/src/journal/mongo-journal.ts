@@ -12,7 +12,7 @@ import {
 } from '@oncely/core';
 import type { Collection, Db, Document } from 'mongodb';
 import { classifyMongoError } from '../errors/mongo-errors.js';
-import { ADAPTER, storageCall } from '../store/mongo-store.js';
+import { ADAPTER, PRIMARY, storageCall } from '../store/mongo-store.js';
 import {
   beginCommand,
   completeUpdate,
@@ -92,7 +92,8 @@ export function mongoJournal(options: MongoJournalOptions): MongoJournal {
     },
     async get(operationId) {
       assertValidOperationId(operationId);
-      const document = await storageCall('get', () => collection.findOne({ _id: operationId }));
+      // The primary, whatever the client's read preference: a resuming caller must see the latest attempt.
+      const document = await storageCall('get', () => collection.findOne({ _id: operationId }, PRIMARY));
       return document ? toEntry(document) : undefined;
     },
     recordAttempt: (operationId) => change('recordAttempt', operationId, recordAttemptUpdate()),
@@ -104,7 +105,7 @@ export function mongoJournal(options: MongoJournalOptions): MongoJournal {
     async listUnresolved(listOptions) {
       const { staleAfterMs, limit } = resolveListUnresolved(listOptions);
       const { filter, options: findOptions } = unresolvedQuery(staleAfterMs, limit);
-      const documents = await storageCall('listUnresolved', () => collection.find(filter, findOptions).toArray());
+      const documents = await storageCall('listUnresolved', () => collection.find(filter, { ...findOptions, ...PRIMARY }).toArray());
       return documents.map(toEntry);
     },
     async purgeSettled(purgeOptions) {

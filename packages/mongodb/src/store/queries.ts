@@ -128,8 +128,13 @@ export function liveFilter(scope: Scope): Document {
   return { ...idFilter(scope), $expr: running('expiresAt') };
 }
 
-/** Records whose retention has ended by the server's clock. */
-export const EXPIRED_FILTER: Document = { $expr: { $not: [running('expiresAt')] } };
+/**
+ * Records whose retention has ended by the server's clock. A bare field compared with `$$NOW`, which
+ * the planner folds to a constant: from MongoDB 5.0 it bounds the scan of the `expiresAt` index at
+ * now. The same test written as `$not` of "still running" gives the planner no bounds, so a purge
+ * that finds fewer than `limit` expired records would walk the whole index.
+ */
+export const EXPIRED_FILTER: Document = { $expr: { $lte: ['$expiresAt', NOW] } };
 
 /** The TTL index: the server deletes a document once `expiresAt` has passed. */
 export const TTL_INDEX = {

@@ -9,16 +9,20 @@ import {
   type TransactionDecision,
 } from '@oncely/core';
 import type { ClientSession, MongoClient, TransactionOptions } from 'mongodb';
-import { assertTransactions, detectDeployment, type MongoDeployment } from '../deployment/deployment.js';
+import { assertSimpleCollation } from '../deployment/collation.js';
+import { assertTransactions, detectDeployment, leaseModeOnRouter, type MongoDeployment } from '../deployment/deployment.js';
 import { classifyMongoError } from '../errors/mongo-errors.js';
 import {
   ADAPTER,
   claimRecord,
   completeRecord,
+  DEFAULT_WRITE_CONCERN,
+  leaseModeStore,
   type MongoStore,
   type MongoStoreOptions,
-  mongoStore,
+  type Ready,
   resolveCollection,
+  storageCall,
 } from './mongo-store.js';
 
 /** Options of {@link mongoTransactionalStore}. */
@@ -74,10 +78,19 @@ function positiveMs(name: string, value: number): number {
   return value;
 }
 
+/** Lease mode behind mongos: refused before anything is written (see `leaseModeOnRouter`). */
+const refuseLeaseMode = <T>(): Promise<T> => Promise.reject(leaseModeOnRouter());
+/** Lets every call through: the transactional store checked its deployment when it was created. */
+const checkedAtCreation: Ready = (_operation, call) => call();
+
 /**
- * Creates the transactional store after asking the server what it is (one `hello`). Throws an
- * `OncelyError` with code `capability_missing` on a standalone server: MongoDB runs multi-document
- * transactions only on replica sets (a single-node one is enough) and sharded clusters.
+ * Creates the transactional store after asking the server what it is (one `hello`) and how the
+ * collection compares strings (one `listCollections`). Throws an `OncelyError` with code
+ * `capability_missing` on a standalone server (MongoDB runs multi-document transactions only on
+ * replica sets, a single-node one is enough, and sharded clusters), and `invalid_option` for a
+ * collection with a non-simple default collation. On a sharded cluster `runInTransaction` works and
+ * lease mode (`run`, `claim`) is refused with `capability_missing`: mongos routers judge leases by
+ * their own clocks.
  */
 export async function mongoTransactionalStore(options: MongoTransactionalStoreOptions): Promise<MongoTransactionalStore> {
   const lockWaitMs = positiveMs('lockWaitMs', options.lockWaitMs ?? 5_000);
@@ -86,6 +99,7 @@ export async function mongoTransactionalStore(options: MongoTransactionalStoreOp
   const client: MongoClient = options.client ?? collection.db.client;
   const deployment = await detectDeployment(client);
   assertTransactions(deployment);
+  await storageCall('checkCollation', () => assertSimpleCollation(collection));
 
   /** Starts a transaction and claims in it, waiting out a concurrent holder of the key. */
   async function claimInTransaction(session: ClientSession, input: ClaimInput): Promise<TransactionClaim> {
@@ -93,7 +107,7 @@ export async function mongoTransactionalStore(options: MongoTransactionalStoreOp
     for (let attempt = 0; ; attempt++) {
       session.startTransaction(transactionOptions);
       try {
-        return await claimRecord(collection, input, session);
+        return await claimRecord(collection, input, { session });
       } catch (error) {
         await abortQuietly(session);
         const failure = classifyMongoError((error as { cause?: unknown }).cause);
@@ -128,7 +142,7 @@ export async function mongoTransactionalStore(options: MongoTransactionalStoreOp
         await abortQuietly(session);
         throw new OncelyError('invalid_option', 'oncely/mongodb: a transaction can only commit an outcome it claimed');
       }
-      const saved = await completeRecord(collection, { ...decision, scope: input.scope, token: input.token }, session).catch(
+      const saved = await completeRecord(collection, { ...decision, scope: input.scope, token: input.token }, { session }).catch(
         async (error: unknown) => {
           await abortQuietly(session);
           throw error;
@@ -145,8 +159,10 @@ export async function mongoTransactionalStore(options: MongoTransactionalStoreOp
     }
   }
 
+  const lease = leaseModeStore(collection, options.writeConcern ?? DEFAULT_WRITE_CONCERN, checkedAtCreation);
   return {
-    ...mongoStore({ collection }),
+    ...lease,
+    claim: deployment.kind === 'sharded' ? refuseLeaseMode : lease.claim,
     capabilities: { transactions: true, nativeTtl: true },
     deployment,
     transaction,

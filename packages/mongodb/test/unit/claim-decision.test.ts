@@ -2,7 +2,7 @@ import type { Scope } from '@oncely/core';
 import fc from 'fast-check';
 import { Aggregator } from 'mingo';
 import { describe, expect, it } from 'vitest';
-import { claimCommand, completeUpdate, extendUpdate, liveFilter, ownedFilter } from '../../src/store/queries.js';
+import { claimCommand, completeUpdate, EXPIRED_FILTER, extendUpdate, liveFilter, ownedFilter, purgeFilter } from '../../src/store/queries.js';
 import { type IdempotencyDocument, type ReadDocument, toClaimResult } from '../../src/store/record-document.js';
 import { encodeScopeId } from '../../src/store/scope-id.js';
 import { applyUpdate, at, freezeNow, matches, NOW } from '../support/mingo.js';
@@ -86,6 +86,19 @@ describe('claim decision table (mingo evaluation, not MongoDB)', () => {
         expect(matches(liveFilter(scope), document)).toBe(document.expiresAt > NOW);
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it('purge matches exactly the records whose retention has ended, and re-checks it in the delete (property)', () => {
+    fc.assert(
+      fc.property(prior, (existing) => {
+        fc.pre(existing !== undefined);
+        const expired = existing!.expiresAt <= NOW;
+        expect(matches(EXPIRED_FILTER, existing!)).toBe(expired);
+        expect(matches(purgeFilter([_id]), existing!)).toBe(expired);
+        expect(matches(purgeFilter(['other']), existing!)).toBe(false);
+      }),
+      { numRuns: 300 },
     );
   });
 
