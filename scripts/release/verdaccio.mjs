@@ -84,6 +84,10 @@ export async function startRegistry(bin, dir) {
   child.stdout.on('data', (chunk) => (log += chunk));
   child.stderr.on('data', (chunk) => (log += chunk));
   const exited = new Promise((resolve) => child.once('exit', resolve));
+  // Should the rehearsal die before stop(), the registry goes with it.
+  const orphaned = () => child.kill('SIGKILL');
+  process.once('exit', orphaned);
+  child.once('exit', () => process.off('exit', orphaned));
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
