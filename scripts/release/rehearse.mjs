@@ -63,7 +63,6 @@ function npmEnv(extra) {
   return { ...env, ...extra };
 }
 
-const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const dependencyVersion = (/** @type {string} */ name) => {
   const manifest = JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8'));
   return manifest.version;
@@ -146,6 +145,8 @@ try {
   );
   await step('check what the fresh project installed', async () => {
     const lock = JSON.parse(readFileSync(join(consumer, 'package-lock.json'), 'utf8'));
+    const absent = example.install.filter((name) => !(`node_modules/${name}` in lock.packages));
+    if (absent.length > 0) throw new Error(`the fresh project lacks ${absent.join(', ')}`);
     for (const [path, entry] of Object.entries(lock.packages)) {
       if (!path.startsWith('node_modules/@oncely/')) continue;
       const name = path.slice('node_modules/'.length);
@@ -167,7 +168,7 @@ try {
       throw new Error(`the ${format} run printed\n${lines.join('\n')}\nbut the README says\n${example.expected.join('\n')}`);
     }
   }
-  process.stdout.write(`rehearsal: passed for ${versioned.map((pkg) => pkg.name).join(', ')} at ${version} (${rootManifest.name})\n`);
+  process.stdout.write(`rehearsal: passed for ${versioned.map((pkg) => pkg.name).join(', ')} at ${version}\n`);
 } catch (error) {
   process.stderr.write(`rehearsal: FAILED: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exitCode = 1;
