@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
+import { definedScript } from '../ioredis/internals.js';
 
 /** One Lua script and the number of keys it declares. */
 export interface ScriptSource {
@@ -20,14 +21,9 @@ export interface ScriptSet<Name extends string> {
    * Calls a registered script on a standalone client as one plain command, even when the client has
    * `enableAutoPipelining`: through the script object `defineCommand` made, which ioredis runs the
    * same way (EVAL on a connection's first call, EVALSHA after). Falls back to {@link call} if that
-   * object is not where ioredis 5 keeps it.
+   * object is not where ioredis keeps it (ioredis/internals.ts).
    */
   callUnpipelined(client: Redis, name: Name, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
-}
-
-/** The part of ioredis's `Script` (what `defineCommand` registers) this needs. */
-interface RegisteredScript {
-  execute(client: Redis, args: (string | number)[], options: { replyEncoding: 'utf8' }): Promise<unknown>;
 }
 
 /**
@@ -54,8 +50,8 @@ export function scriptSet<Name extends string>(namespace: string, scripts: Reado
     },
     call,
     callUnpipelined(client, name, keys, args) {
-      const script = (client as unknown as { scriptsSet?: Record<string, RegisteredScript> }).scriptsSet?.[command[name]];
-      if (typeof script?.execute !== 'function') return call(client, name, keys, args);
+      const script = definedScript(client, command[name]);
+      if (!script) return call(client, name, keys, args);
       return script.execute(client, [...keys, ...args], { replyEncoding: 'utf8' });
     },
   };

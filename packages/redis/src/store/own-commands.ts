@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import { unpipelinedCommand } from '../ioredis/internals.js';
 import { type ScriptName, storeScripts } from './scripts.js';
 import { tickBatcher } from './tick-batch.js';
 
@@ -21,8 +22,8 @@ type SetNxGet = (this: Redis, key: string, value: string, px: 'PX', ttlMs: numbe
 export function ownCommands(client: Redis | Cluster): OwnCommands {
   const batch = tickBatcher(client);
   const direct = !client.isCluster && client.options.enableAutoPipelining === true ? (client as Redis) : undefined;
-  // A built-in command made by `createBuiltinCommand` never joins the auto-pipeline.
-  const set: SetNxGet = direct ? direct.createBuiltinCommand('set').string : (client as Redis).set;
+  // Past the auto-pipeline where the installed ioredis allows it (ioredis/internals.ts), else ioredis's own `set`.
+  const set: SetNxGet = (direct && (unpipelinedCommand(direct, 'set') as SetNxGet | undefined)) || (client as Redis).set;
   return {
     setNxGet(key, value, ttlMs) {
       batch();

@@ -1,10 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-
-/** The part of a socket this needs: Node's `net.Socket` buffers writes while it is corked. */
-interface Corkable {
-  cork(): void;
-  uncork(): void;
-}
+import { type Corkable, connectionSocket } from '../ioredis/internals.js';
 
 /**
  * Commands per write. Small enough that Redis starts on the first commands while the client is
@@ -35,10 +30,10 @@ export function tickBatcher(client: Redis | Cluster): () => void {
     if (corked && queued >= MAX_BATCH) flush();
     if (!corked) {
       if (single.status !== 'ready') return;
-      const socket = single.stream as Partial<Corkable> | undefined;
-      if (typeof socket?.cork !== 'function' || typeof socket.uncork !== 'function') return;
+      const socket = connectionSocket(single);
+      if (!socket) return;
       socket.cork();
-      corked = socket as Corkable;
+      corked = socket;
       process.nextTick(flush);
     }
     queued++;

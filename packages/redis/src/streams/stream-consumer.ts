@@ -11,6 +11,7 @@ import {
   toStorageError,
 } from '@oncely/core';
 import type { Cluster, Redis } from 'ioredis';
+import { duplicateWithLegacyReplies } from '../ioredis/duplicate.js';
 import type { ConsumerStage, StreamConsumerEvent } from './consumer-events.js';
 import { parseStreamEntry } from './stream-entry.js';
 
@@ -292,7 +293,7 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
     async start() {
       if (status !== 'idle') throw new OncelyError('invalid_state', `oncely/redis: consumer ${consumer} is ${status}; start() needs an idle consumer`);
       status = 'running';
-      const conn = client.duplicate();
+      const conn = duplicateWithLegacyReplies(client);
       connection = conn;
       try {
         for (const stream of streams) await createGroup(conn, stream);

@@ -1,5 +1,6 @@
 import { createIdempotency } from '@oncely/core';
 import { Redis } from 'ioredis';
+import ioredisPackage from 'ioredis/package.json' with { type: 'json' };
 import { afterAll, describe, expect, it } from 'vitest';
 import { redisStore } from '../../src/index.js';
 import { startWorker } from '../processes/workers.js';
@@ -22,6 +23,8 @@ describe('redis store: duplicates from separate OS processes', () => {
       startWorker({ REDIS_URL, PREFIX: prefix, KEY: key, COUNTER: counter, MODE: 'race', ATTEMPTS: '50', HOLD_MS: '300' }),
     );
     const ready = await Promise.all(workers.map((worker) => worker.next('ready')));
+    // The processes run the ioredis of this test project (5 or 6), not whichever the worker would import.
+    expect(ready.map((message) => message.ioredis)).toEqual(workers.map(() => ioredisPackage.version));
     // Every process is connected before any of them starts: the 200 attempts really overlap.
     for (const worker of workers) worker.child.send({ type: 'go' });
     const tallies = (await Promise.all(workers.map((worker) => worker.next('done')))).map(

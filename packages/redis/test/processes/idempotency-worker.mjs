@@ -1,9 +1,14 @@
 // A separate OS process running the engine on the BUILT package, driven by its parent over IPC.
 // Modes: `race` runs ATTEMPTS concurrent duplicates when told to go; `hold` claims once and keeps
 // the handler open until told to finish (the parent SIGKILLs or SIGSTOPs it meanwhile).
+import { createRequire } from 'node:module';
 import { createIdempotency } from '@oncely/core';
-import { Redis } from 'ioredis';
 import { redisStore } from '../../dist/index.js';
+
+// The ioredis of the parent's test project ('ioredis6' is the npm alias of ioredis 6).
+const ioredis = process.env.ONCELY_IOREDIS ?? 'ioredis';
+const { Redis } = await import(ioredis);
+const ioredisVersion = createRequire(import.meta.url)(`${ioredis}/package.json`).version;
 
 const { REDIS_URL, PREFIX, KEY, MODE, ATTEMPTS = '1', LEASE_MS = '30000', HOLD_MS = '0', COUNTER } = process.env;
 const client = new Redis(REDIS_URL);
@@ -24,7 +29,7 @@ const outcome = (promise) => promise.then((result) => result.kind, (error) => `e
 await client.ping();
 if (MODE === 'race') {
   const go = nextMessage('go');
-  await send({ type: 'ready', pid: process.pid });
+  await send({ type: 'ready', pid: process.pid, ioredis: ioredisVersion });
   await go;
   const kinds = await Promise.all(
     Array.from({ length: Number(ATTEMPTS) }, () =>

@@ -1,7 +1,8 @@
 import type { OutboxEvent } from '@oncely/core';
+import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type RedisStreamConsumer, type RedisStreamConsumerOptions, redisStreamConsumer, redisStreamPublisher } from '../../src/index.js';
-import { cleanUp, connect, eventOf, ledger, pendingCount, recorder, streamPrefix, until } from './stream-fixtures.js';
+import { cleanUp, connect, eventOf, ledger, pendingCount, REDIS_URL, recorder, streamPrefix, until } from './stream-fixtures.js';
 
 const client = connect();
 const prefix = streamPrefix();
@@ -35,6 +36,24 @@ afterAll(async () => {
 });
 
 describe('redisStreamConsumer', () => {
+  it("reads with ioredis 5's reply shapes even on a client with ioredis 6's replyMapping: 'resp3'", async () => {
+    // ioredis 5 ignores the option; on ioredis 6 it would make XREADGROUP answer objects.
+    const resp3 = new Redis(REDIS_URL, { replyMapping: 'resp3' } as RedisOptions);
+    const stream = newStream();
+    const events = [eventOf('a', 1), eventOf('a', 2)];
+    await publish(stream, events);
+    const { applied, handle } = ledger();
+    const consumer = redisStreamConsumer({ client: resp3, stream, group: 'billing', consumer: 'c1', handle, blockMs: 200 });
+    await consumer.start();
+    try {
+      await until(async () => (await pendingCount(client, stream, 'billing')) === 0 && applied.length === 2);
+      expect(applied.map((event) => event.eventId)).toEqual(events.map((event) => event.eventId));
+    } finally {
+      await consumer.stop();
+      await resp3.quit();
+    }
+  });
+
   it('applies every entry in stream order and acknowledges each one only after its handler resolved', async () => {
     const stream = newStream();
     const events = [eventOf('a', 1), eventOf('a', 2), eventOf('b', 1)];
