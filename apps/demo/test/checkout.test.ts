@@ -20,7 +20,6 @@ const SERVICE_PORT = 7331;
 const PROXY_PORT = 7332;
 const hostUrl = `http://127.0.0.1:${HOST_PORT}`;
 const data = temporaryDataDir('checkout');
-const CART_TOTAL = '30.50';
 const JOURNAL_DATABASE = 'oncely-demo-checkout';
 
 /** A new shopper and cart per test: the tenant's accounts start at 1000.00. */
