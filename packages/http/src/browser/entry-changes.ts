@@ -1,5 +1,5 @@
-import { FINAL_JOURNAL_STATES, type resolveOutcome } from '@oncely/core';
-import { ENTRY_FORMAT, type StoredEntry } from './stored-entry.js';
+import { FINAL_JOURNAL_STATES, type JournalEntry, type resolveOutcome } from '@oncely/core';
+import { ENTRY_FORMAT, type StoredEntry, toEntry } from './stored-entry.js';
 
 // How a stored entry changes, written once for both browser journals. Each change returns the next
 // entry, or undefined when the entry is final and stays as it is (the first outcome wins).
@@ -31,15 +31,16 @@ export function withUnknown(entry: StoredEntry, lastError: string | undefined, n
   return { ...rest, state: 'unknown', ...(lastError === undefined ? {} : { lastError }), updatedAt: now };
 }
 
-/** Listed for reconciliation: every `unknown` entry, and `pending` ones untouched since `staleBefore`. */
-export function isUnresolved(entry: StoredEntry, staleBefore: number): boolean {
-  return entry.state === 'unknown' || (entry.state === 'pending' && entry.updatedAt <= staleBefore);
+/** What `listUnresolved` answers: every `unknown` entry, and `pending` ones untouched since `staleBefore`; oldest first. */
+export function unresolvedOf(entries: readonly StoredEntry[], staleBefore: number, limit: number): JournalEntry[] {
+  return entries
+    .filter((entry) => entry.state === 'unknown' || (entry.state === 'pending' && entry.updatedAt <= staleBefore))
+    .sort((a, b) => a.updatedAt - b.updatedAt)
+    .slice(0, limit)
+    .map(toEntry);
 }
 
 /** Deleted by `purgeSettled`: final, and settled no later than `settledBefore`. */
 export function isPurgeable(entry: StoredEntry, settledBefore: number): boolean {
   return FINAL_JOURNAL_STATES.has(entry.state) && entry.updatedAt <= settledBefore;
 }
-
-/** Oldest `updatedAt` first, as `listUnresolved` answers. */
-export const byUpdatedAt = (a: StoredEntry, b: StoredEntry) => a.updatedAt - b.updatedAt;

@@ -12,7 +12,7 @@ import {
   systemClock,
   toStorageError,
 } from '@oncely/core';
-import { byUpdatedAt, isPurgeable, isUnresolved, newEntry, withAttempt, withOutcome, withUnknown } from './entry-changes.js';
+import { isPurgeable, newEntry, unresolvedOf, withAttempt, withOutcome, withUnknown } from './entry-changes.js';
 import { readStoredEntry, type StoredEntry, toEntry } from './stored-entry.js';
 
 /** Options of {@link indexedDbJournal}. */
@@ -176,7 +176,7 @@ export function indexedDbJournal(options: IndexedDbJournalOptions = {}): Indexed
         step(store.getAll(), (records) => {
           // An unreadable entry fails the listing: it may be the very operation to reconcile.
           const entries = records.map((record) => read(String((record as { operationId?: unknown }).operationId), record));
-          finish(entries.filter((entry) => isUnresolved(entry, staleBefore)).sort(byUpdatedAt).slice(0, limit).map(toEntry));
+          finish(unresolvedOf(entries, staleBefore, limit));
         });
       });
     },

@@ -13,7 +13,7 @@ import {
   systemClock,
   toStorageError,
 } from '@oncely/core';
-import { byUpdatedAt, isPurgeable, isUnresolved, newEntry, withAttempt, withOutcome, withUnknown } from './entry-changes.js';
+import { isPurgeable, newEntry, unresolvedOf, withAttempt, withOutcome, withUnknown } from './entry-changes.js';
 import { readStoredEntry, type StoredEntry, toEntry, UnreadableJournalEntryError } from './stored-entry.js';
 
 /** Options of {@link localStorageJournal}. */
@@ -123,12 +123,11 @@ export function localStorageJournal(options: LocalStorageJournalOptions = {}): L
         const { staleAfterMs, limit } = resolveListUnresolved(listOptions);
         const staleBefore = clock.now() - staleAfterMs;
         // An unreadable entry fails the listing: it may be the very operation to reconcile.
-        return ids()
-          .map((operationId) => load(operationId)!)
-          .filter((entry) => isUnresolved(entry, staleBefore))
-          .sort(byUpdatedAt)
-          .slice(0, limit)
-          .map(toEntry);
+        return unresolvedOf(
+          ids().map((operationId) => load(operationId)!),
+          staleBefore,
+          limit,
+        );
       }),
     purgeSettled: (purgeOptions) =>
       guarded('purgeSettled', () => {

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../support/listen.js';
-import { type RunningChromium, startChromium } from './support/chromium.js';
+import { openTestPage, type RunningChromium, startChromium } from './support/chromium.js';
 import { bundle, PAGE_ENTRY } from './support/page-bundle.js';
 import { pageAssets, servePage } from './support/page-server.js';
 
@@ -16,6 +16,17 @@ const validEntry = (operationId: string) => ({
   createdAt: 1_700_000_000_000,
   updatedAt: 1_700_000_000_000,
 });
+
+/** What every call on an unreadable entry answers; nobody knows it settled, so purge leaves it. */
+const EVERY_CALL_REFUSED = {
+  begin: 'journal_entry_unreadable',
+  get: 'journal_entry_unreadable',
+  recordAttempt: 'journal_entry_unreadable',
+  complete: 'journal_entry_unreadable',
+  markUnknown: 'journal_entry_unreadable',
+  listUnresolved: 'journal_entry_unreadable',
+  purgeSettled: 0,
+};
 
 /** Every journal method on `operationId`, each answering with its error code (or `resolved`). */
 const callEveryMethod = async (page: Page, kind: 'indexeddb' | 'localstorage', where: string, operationId: string) =>
@@ -50,12 +61,7 @@ describe('the browser journals in Chromium: unreadable entries, tabs, crashes', 
   let server: TestServer;
   let page: Page;
 
-  const open = async (target: RunningChromium = chromium) => {
-    const opened = await target.context.newPage();
-    await opened.goto(server.url);
-    await opened.waitForFunction(() => window.oncely !== undefined);
-    return opened;
-  };
+  const open = (target: RunningChromium = chromium) => openTestPage(target.context, server.url);
 
   beforeAll(async () => {
     server = await servePage(pageAssets((await bundle(PAGE_ENTRY)).text));
@@ -88,47 +94,14 @@ describe('the browser journals in Chromium: unreadable entries, tabs, crashes', 
           const journal = window.oncely.indexedDbJournal({ database });
           await journal.get('warm-up');
           await journal.close();
-          await new Promise<void>((resolve, reject) => {
-            const request = indexedDB.open(database);
-            request.onsuccess = () => {
-              const transaction = request.result.transaction('operations', 'readwrite');
-              transaction.objectStore('operations').put(record);
-              transaction.oncomplete = () => {
-                request.result.close();
-                resolve();
-              };
-              transaction.onerror = () => reject(transaction.error);
-            };
-          });
+          await window.oncelyHelpers.rawPut(database, record);
         },
         { database, record },
       );
       const { codes, stored } = await callEveryMethod(page, 'indexeddb', database, operationId);
-      expect(codes).toEqual({
-        begin: 'journal_entry_unreadable',
-        get: 'journal_entry_unreadable',
-        recordAttempt: 'journal_entry_unreadable',
-        complete: 'journal_entry_unreadable',
-        markUnknown: 'journal_entry_unreadable',
-        listUnresolved: 'journal_entry_unreadable',
-        // Nobody knows it settled: purge leaves it.
-        purgeSettled: 0,
-      });
+      expect(codes).toEqual(EVERY_CALL_REFUSED);
       expect(stored).toEqual(record);
-      const after = await page.evaluate(
-        ({ database, operationId }) =>
-          new Promise((resolve) => {
-            const request = indexedDB.open(database);
-            request.onsuccess = () => {
-              const get = request.result.transaction('operations').objectStore('operations').get(operationId);
-              get.onsuccess = () => {
-                request.result.close();
-                resolve(get.result);
-              };
-            };
-          }),
-        { database, operationId },
-      );
+      const after = await page.evaluate(({ database, operationId }) => window.oncelyHelpers.rawGet(database, operationId), { database, operationId });
       expect(after).toEqual(record);
     });
   }
@@ -139,15 +112,7 @@ describe('the browser journals in Chromium: unreadable entries, tabs, crashes', 
       const prefix = await page.evaluate(() => `${window.oncelyHelpers.uniqueName('unreadable')}:`);
       await page.evaluate(({ name, text }) => localStorage.setItem(name, text), { name: `${prefix}cart-2:checkout`, text });
       const { codes, stored } = await callEveryMethod(page, 'localstorage', prefix, 'cart-2:checkout');
-      expect(codes).toEqual({
-        begin: 'journal_entry_unreadable',
-        get: 'journal_entry_unreadable',
-        recordAttempt: 'journal_entry_unreadable',
-        complete: 'journal_entry_unreadable',
-        markUnknown: 'journal_entry_unreadable',
-        listUnresolved: 'journal_entry_unreadable',
-        purgeSettled: 0,
-      });
+      expect(codes).toEqual(EVERY_CALL_REFUSED);
       expect(stored).toBe(text);
       expect(await page.evaluate((name) => localStorage.getItem(name), `${prefix}cart-2:checkout`)).toBe(text);
     }

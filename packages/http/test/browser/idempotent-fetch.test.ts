@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockName } from '../../src/browser.js';
 import { type PaymentsServer, startPaymentsServer, unquote } from '../client/support/payments-server.js';
-import { type RunningChromium, startChromium } from './support/chromium.js';
+import { openTestPage, type RunningChromium, startChromium } from './support/chromium.js';
 import { bundle, PAGE_ENTRY } from './support/page-bundle.js';
 import { pageAssets } from './support/page-server.js';
 
@@ -65,12 +65,7 @@ describe('the browser idempotentFetch in Chromium, against a real oncely endpoin
   const fresh = () => ({ database: `oncely-fetch-${Date.now().toString(36)}-${++tests}`, operationId: `cart-${tests}:checkout` });
   const origin = () => new URL(server.url).origin;
 
-  const open = async () => {
-    const opened = await chromium.context.newPage();
-    await opened.goto(origin());
-    await opened.waitForFunction(() => window.oncely !== undefined);
-    return opened;
-  };
+  const open = () => openTestPage(chromium.context, origin());
 
   beforeAll(async () => {
     server = await startPaymentsServer('browser', { assets: pageAssets((await bundle(PAGE_ENTRY)).text) });

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../support/listen.js';
-import { type RunningChromium, startChromium } from './support/chromium.js';
+import { openTestPage, type RunningChromium, startChromium } from './support/chromium.js';
 import { defineConformance } from './support/conformance-suites.js';
 import { bundle, PAGE_ENTRY } from './support/page-bundle.js';
 import { pageRunner } from './support/page-runner.js';
@@ -20,9 +20,7 @@ describe('runJournalConformance in Chromium, against the IndexedDB and localStor
   beforeAll(async () => {
     server = await servePage(pageAssets((await bundle(PAGE_ENTRY)).text));
     chromium = await startChromium();
-    page = await chromium.context.newPage();
-    await page.goto(server.url);
-    await page.waitForFunction(() => window.oncelyTests !== undefined);
+    page = await openTestPage(chromium.context, server.url);
   }, 60_000);
 
   afterAll(async () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { type Browser, type BrowserContext, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 
 /** Debian's Chromium (the CI installs it); no browser is ever downloaded. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -64,6 +64,14 @@ export async function startChromium(profile = mkdtempSync(join(tmpdir(), 'oncely
       if (!options.keepProfile) rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** Opens the test page at `url` in a new tab, once its bundle has loaded. */
+export async function openTestPage(context: BrowserContext, url: string): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.waitForFunction(() => window.oncely !== undefined);
+  return page;
 }
 
 /** Reads `DevTools listening on ws://…` from Chromium's stderr. */
