@@ -18,6 +18,7 @@ const STATES = new Set<unknown>(['pending', 'unknown', 'succeeded', 'failed']);
 export class UnreadableJournalEntryError extends OncelyError {
   /** The journal that found it, e.g. `indexeddb`. */
   readonly adapter: string;
+  /** The operation whose entry it is. */
   readonly operationId: string;
   /** What storage holds, as read: the record for IndexedDB, the text for localStorage. */
   readonly stored: unknown;

@@ -118,6 +118,36 @@ describe('the browser journals in Chromium: unreadable entries, tabs, crashes', 
     }
   });
 
+  it('a database a later oncely upgraded (schema version 2) is a storage error, and neither downgraded nor touched', async () => {
+    const database = await page.evaluate(() => window.oncelyHelpers.uniqueName('schema'));
+    const outcome = await page.evaluate(async (database) => {
+      // What a later version would leave: schema 2, with its own store and data.
+      await new Promise<void>((resolve, reject) => {
+        const request = indexedDB.open(database, 2);
+        request.onupgradeneeded = () => request.result.createObjectStore('operations-v2').put({ future: true }, 'cart-1:checkout');
+        request.onsuccess = () => {
+          request.result.close();
+          resolve();
+        };
+        request.onerror = () => reject(request.error);
+      });
+      const journal = window.oncely.indexedDbJournal({ database });
+      const code = await journal.begin('cart-1:checkout').then(
+        () => 'resolved',
+        (error: unknown) => (window.oncelyHelpers.isOncelyError(error) ? error.code : String(error)),
+      );
+      const after = await new Promise<{ version: number; stores: string[] }>((resolve) => {
+        const request = indexedDB.open(database);
+        request.onsuccess = () => {
+          resolve({ version: request.result.version, stores: [...request.result.objectStoreNames] });
+          request.result.close();
+        };
+      });
+      return { code, after };
+    }, database);
+    expect(outcome).toEqual({ code: 'storage_error', after: { version: 2, stores: ['operations-v2'] } });
+  });
+
   it('two tabs beginning the same operations at the same moment agree on one key each time, and one of them starts it', async () => {
     const other = await open();
     try {
