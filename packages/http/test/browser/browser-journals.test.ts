@@ -139,7 +139,7 @@ describe('the browser journals in Chromium: unreadable entries, tabs, crashes', 
       const after = await new Promise<{ version: number; stores: string[] }>((resolve) => {
         const request = indexedDB.open(database);
         request.onsuccess = () => {
-          resolve({ version: request.result.version, stores: [...request.result.objectStoreNames] });
+          resolve({ version: request.result.version, stores: Array.from(request.result.objectStoreNames) });
           request.result.close();
         };
       });
