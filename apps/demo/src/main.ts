@@ -37,6 +37,7 @@ async function main(): Promise<void> {
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.port}`;
   console.log(`\n  oncely demo is running: ${url}\n`);
   console.log(`  Dashboard: ${url}/`);
+  console.log(`  Checkout:  ${url}/checkout`);
   console.log(`  Try:       curl -s -X POST ${url}/v1/payments -H 'Authorization: Bearer acme:alice' \\`);
   console.log(`               -H 'Idempotency-Key: demo-1' -H 'Content-Type: application/json' \\`);
   console.log(`               -d '{"account_id":"acc_1","amount":"10.00","currency":"USD"}'\n`);

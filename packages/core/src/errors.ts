@@ -26,6 +26,7 @@ export type OncelyErrorCode =
   | 'publish_aborted'
   | 'invalid_operation_id'
   | 'operation_not_begun'
+  | 'journal_entry_unreadable'
   | 'attempt_timeout'
   | 'deadline_exceeded';
 

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { registerCheckoutRoutes } from '../checkout/checkout-routes.js';
 import { packageRoot } from '../cli/package-root.js';
 import type { StoreKind } from '../cli/service-config.js';
 import { exchange } from '../scenarios/api-client.js';
@@ -33,7 +34,8 @@ export interface HostAppOptions {
 
 /**
  * The public face of `npm run demo`: the dashboard (`GET /`), its state feed, a button per scenario
- * (`POST /demo/scenarios/:id`), and the payments API proxied to the supervised service.
+ * (`POST /demo/scenarios/:id`), the checkout page (`GET /checkout`), and the payments API proxied to
+ * the supervised service.
  */
 export async function buildHostApp(options: HostAppOptions): Promise<FastifyInstance> {
   const { service } = options;
@@ -86,6 +88,7 @@ export async function buildHostApp(options: HostAppOptions): Promise<FastifyInst
     }
   });
 
+  registerCheckoutRoutes(app);
   await registerProxy(app, { service, faults: options.faults });
   return app;
 }

@@ -10,7 +10,8 @@ export type DemoProblem =
   | 'fault-injection-disabled'
   | 'invalid-fault'
   | 'service-restarting'
-  | 'scenario-running';
+  | 'scenario-running'
+  | 'checkout-not-built';
 
 const TITLES: Readonly<Record<DemoProblem, string>> = {
   unauthenticated: 'Authentication required',
@@ -22,6 +23,7 @@ const TITLES: Readonly<Record<DemoProblem, string>> = {
   'invalid-fault': 'The fault is not one the service knows',
   'service-restarting': 'The payments service is restarting',
   'scenario-running': 'A scenario is already running',
+  'checkout-not-built': 'The checkout page is not built',
 };
 
 /** Base of the demo's problem `type` URIs. */

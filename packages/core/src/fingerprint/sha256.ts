@@ -1,4 +1,4 @@
-const encoder = new TextEncoder();
+const encoder = /* @__PURE__ */ new TextEncoder();
 
 /** The parts of `node:crypto` used here; Bun and Deno provide the same shape. */
 export interface NodeCryptoLike {
@@ -25,7 +25,8 @@ export function nodeSha256Hex(crypto: NodeCryptoLike | undefined): ((text: strin
  * (Node ≥ 20.16, Bun and Deno expose `process.getBuiltinModule`). It is synchronous and far cheaper
  * than an asynchronous Web Crypto digest, which every request's fingerprint would otherwise pay.
  */
-const nodeSha256: ((text: string) => string) | undefined = (() => {
+// Marked pure so a bundle that never hashes (a browser page) drops it, and with it the `node:crypto` name.
+const nodeSha256: ((text: string) => string) | undefined = /* @__PURE__ */ (() => {
   try {
     const processLike = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
     return nodeSha256Hex(processLike?.getBuiltinModule?.('node:crypto') as NodeCryptoLike | undefined);

@@ -13,6 +13,7 @@ import { IDEMPOTENCY_KEY_HEADER } from '../contract/idempotency-key-header.js';
 import type { Profile } from '../contract/problem.js';
 import { captureBody, fromJournaled, isJournaledResponse, toJournaled } from './journaled-response.js';
 import { formatIdempotencyKey } from './key-header.js';
+import { withNetworkFailures } from './network-failure.js';
 
 /** Options of {@link idempotentFetch}. */
 export interface IdempotentFetchOptions {
@@ -35,7 +36,8 @@ export interface IdempotentFetchOptions {
  * generated once, persisted before the first attempt, and sent by every attempt and every process
  * that runs the same `operationId` again, so a server that honours the key applies the effect once.
  * Responses go through the policy's classifier (408/409/425/429/502/503/504 and ambiguous network
- * failures are retried, `Retry-After` honoured within the deadline).
+ * failures are retried, `Retry-After` honoured within the deadline); a bare `TypeError` from `fetch`,
+ * which is how browsers report every network failure, is retried as an attempt that may have applied.
  *
  * Returns `succeeded` with the `Response`, `failed` with the definitive `Response` (or the error),
  * or `unknown` with the key when time ran out after an attempt that may have been applied: keep the
@@ -60,7 +62,7 @@ export async function idempotentFetch(
     throw new OncelyError('invalid_option', `oncely/http: profile must be "ietf" or "stripe", got ${String(profile)}`);
   }
   const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
-  const policy = retryPolicy<Response>(options.policy ?? {});
+  const network = withNetworkFailures(retryPolicy<Response>(options.policy ?? {}));
   const { signal: callerSignal, ...rest } = init ?? {};
   const template = new Request(input, rest);
   if (template.headers.has(IDEMPOTENCY_KEY_HEADER)) {
@@ -78,12 +80,18 @@ export async function idempotentFetch(
     async ({ key, signal }) => {
       const headers = new Headers(template.headers);
       headers.set(IDEMPOTENCY_KEY_HEADER, formatIdempotencyKey(key, profile));
-      const response = await send(new Request(template, { headers, body, signal }));
+      let response: Response;
+      try {
+        response = await send(new Request(template, { headers, body, signal }));
+      } catch (error) {
+        network.mark(error);
+        throw error;
+      }
       // Kept for the journal; the caller still gets the response unread.
       captured.set(response, await captureBody(response, limit, signal));
       return response;
     },
-    policy,
+    network.policy,
     {
       journal,
       operationId,

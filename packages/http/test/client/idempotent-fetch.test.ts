@@ -143,6 +143,38 @@ describe('idempotentFetch against a real oncely server on PostgreSQL', () => {
     expect(await journal.get(id)).toMatchObject({ state: 'unknown', attempts: 1 });
   });
 
+  it("a bare TypeError from fetch (a browser's network failure) is retried as maybe applied, never recorded failed", async () => {
+    const journal = memoryJournal();
+    const id = operationId();
+    const sent: string[] = [];
+    // What a browser's fetch does when the connection drops: a TypeError with no code. The first answer is lost after the charge.
+    let calls = 0;
+    const browserLikeFetch = async (request: Request) => {
+      sent.push(String(request.headers.get('idempotency-key')));
+      const response = await fetch(request);
+      calls += 1;
+      if (calls === 1) throw new TypeError('Failed to fetch');
+      return response;
+    };
+    const charges = await server.charges();
+    const outcome = await idempotentFetch(server.url, post(6), { operationId: id, journal, policy: fast(), fetch: browserLikeFetch });
+    expect(outcome.outcome === 'succeeded' && outcome.value.headers.get('idempotent-replayed')).toBe('true');
+    expect(new Set(sent).size).toBe(1);
+    expect(await server.charges()).toBe(charges + 1);
+
+    const unreachable = operationId();
+    const down = await idempotentFetch(server.url, post(6), {
+      operationId: unreachable,
+      journal,
+      policy: retryPolicy<Response>({ ...fast(), maxAttempts: 2 }),
+      fetch: async () => {
+        throw new TypeError('Failed to fetch');
+      },
+    });
+    expect(down).toMatchObject({ outcome: 'unknown', attempts: 2, stoppedBy: 'attempts' });
+    expect(await journal.get(unreachable)).toMatchObject({ state: 'unknown', attempts: 2 });
+  });
+
   it('sends the bare key with the stripe profile', async () => {
     const journal = memoryJournal();
     const id = operationId();

@@ -4,15 +4,20 @@ import { createIdempotency } from '@oncely/core';
 import { migrate, postgresStore } from '@oncely/postgres';
 import pg from 'pg';
 import { withIdempotency } from '../../../src/index.js';
+import { type PageAssets, serveAsset } from '../../browser/support/page-server.js';
 
 /** The shared server; every run writes only inside a schema it creates and drops. */
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /**
  * What the next request meets before (or after) the real endpoint: `drop` lets the charge commit, then
- * destroys the socket so the response is lost; a status answers without reaching the endpoint.
+ * destroys the socket so the response is lost; a status answers without reaching the endpoint; `hold`
+ * waits before the endpoint sees the request (a slow network, a request still in flight).
  */
-export type Fault = { readonly kind: 'drop' } | { readonly kind: 'status'; readonly status: number; readonly retryAfter?: string };
+export type Fault =
+  | { readonly kind: 'drop' }
+  | { readonly kind: 'status'; readonly status: number; readonly retryAfter?: string }
+  | { readonly kind: 'hold'; readonly ms: number };
 
 /** A payments endpoint behind `withIdempotency`, on real PostgreSQL, that counts its effects. */
 export interface PaymentsServer {
@@ -28,7 +33,8 @@ export interface PaymentsServer {
   close(): Promise<void>;
 }
 
-export async function startPaymentsServer(label: string): Promise<PaymentsServer> {
+/** Starts the server; `assets` are served for GET on the same origin (a test page that calls the endpoint). */
+export async function startPaymentsServer(label: string, options: { readonly assets?: PageAssets } = {}): Promise<PaymentsServer> {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 8 });
   pool.on('error', () => undefined);
   const schema = `oncely_client_${label}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`;
@@ -50,10 +56,20 @@ export async function startPaymentsServer(label: string): Promise<PaymentsServer
   const seenKeys: string[] = [];
   const faults: Fault[] = [];
   const server = createServer(async (req, res) => {
+    if (options.assets) {
+      // A new connection per exchange: Chromium resends a request by itself, once, when a reused
+      // keep-alive connection dies without an answer, which would hide the page's own retries.
+      res.setHeader('connection', 'close');
+      if (req.method === 'GET') {
+        if (!serveAsset(options.assets, req, res)) res.writeHead(404).end();
+        return;
+      }
+    }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     seenKeys.push(String(req.headers['idempotency-key']));
     const fault = faults.shift();
+    if (fault?.kind === 'hold') await new Promise((resolve) => setTimeout(resolve, fault.ms));
     if (fault?.kind === 'status') {
       res.writeHead(fault.status, fault.retryAfter ? { 'retry-after': fault.retryAfter } : {});
       res.end();
