@@ -44,7 +44,8 @@ export function mutantRunner(label: string) {
           },
           closeStore: (store) => (store as unknown as { end(): Promise<void> }).end(),
           inspect: (store, scope) => rawRecord(admin, store.table, scope),
-          shortLeaseMs: 150,
+          // Long enough that a loaded CI machine does not lapse a lease the test means to hold.
+          shortLeaseMs: 300,
           raceSize: over.raceSize ?? 20,
           numRuns: 10,
           ...(over.raceRounds && { raceRounds: over.raceRounds }),

@@ -45,13 +45,13 @@ export function storeLeaseTests<S extends IdempotencyStore>(runner: TestRunner, 
           takeover: true,
         });
         const taken = await store.get(scope);
-        must('store.claim.takeover', 'the record does not carry the new fence', taken?.fence).toBe(2);
-        must('store.claim.takeover', 'the new lease does not run for leaseMs', taken?.leaseRemainingMs ?? 0).toBeGreaterThan(LONG / 2);
-        must('store.claim.takeover', "the successor's lease was taken over at once", (await store.claim(claimInput(scope, 'third'))).kind).toBe('existing');
-        must('store.claim.takeover-created-at', 'the takeover changed createdAt', taken?.createdAt.getTime()).toBe(first?.createdAt.getTime());
         must('store.claim.takeover-retention', 'the takeover kept the old retention instead of now + retentionMs', taken?.expiresAt.getTime() ?? 0).toBeGreaterThan(
           (first?.expiresAt.getTime() ?? 0) + DAY / 2,
         );
+        must('store.claim.takeover-created-at', 'the takeover changed createdAt', taken?.createdAt.getTime()).toBe(first?.createdAt.getTime());
+        must('store.claim.takeover', 'the record does not carry the new fence', taken?.fence).toBe(2);
+        must('store.claim.takeover', 'the new lease does not run for leaseMs', taken?.leaseRemainingMs ?? 0).toBeGreaterThan(LONG / 2);
+        must('store.claim.takeover', "the successor's lease was taken over at once", (await store.claim(claimInput(scope, 'third'))).kind).toBe('existing');
         await advance(2 * MARGIN);
         must('store.claim.takeover-retention', "the record expired under its new owner at the old owner's retention", (await store.get(scope))?.fence).toBe(2);
         must('store.complete.holder', "the successor's complete was refused", await store.complete(completeInput(scope, 'successor'))).toBe('ok');
