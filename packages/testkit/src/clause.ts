@@ -91,3 +91,22 @@ export function clauseTest(it: TestRunner['it'], timeoutMs: number) {
       ms,
     );
 }
+
+/** Like {@link clauseTest}, with a fresh resource (a store, a journal, an outbox) per test, always closed. */
+export function resourceTest<R>(it: TestRunner['it'], timeoutMs: number, open: () => R | Promise<R>, close: (resource: R) => Promise<void>) {
+  const named = clauseTest(it, timeoutMs);
+  return (clauses: readonly ClauseId[], title: string, body: (resource: R) => Promise<void>, ms?: number): void =>
+    named(
+      clauses,
+      title,
+      async () => {
+        const resource = await open();
+        try {
+          await body(resource);
+        } finally {
+          await close(resource);
+        }
+      },
+      ms,
+    );
+}

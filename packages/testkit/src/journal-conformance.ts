@@ -1,5 +1,5 @@
 import { isOncelyError, type JournalEntry, type JsonValue, type OperationJournal } from '@oncely/core';
-import { type ClauseId, clauseTest } from './clause.js';
+import { resourceTest } from './clause.js';
 import { sleep, type TestRunner, uniqueKey } from './runner.js';
 import fc from 'fast-check';
 
@@ -56,16 +56,7 @@ export function runJournalConformance<J extends OperationJournal>(
   const advance = options.advanceTime ?? sleep;
   const close = (journal: J) => (options.closeJournal ? options.closeJournal(journal) : journal.close());
 
-  const named = clauseTest(it, timeout);
-  const test = (clauses: readonly ClauseId[], name: string, body: (journal: J) => Promise<void>) =>
-    named(clauses, name, async () => {
-      const journal = await options.createJournal();
-      try {
-        await body(journal);
-      } finally {
-        await close(journal);
-      }
-    });
+  const test = resourceTest(it, timeout, options.createJournal, close);
   const id = (label: string) => uniqueKey(`op-${label}`);
 
   describe(`${options.name}: begin`, () => {

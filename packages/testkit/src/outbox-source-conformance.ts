@@ -1,5 +1,5 @@
 import type { ClaimedEvent, NewOutboxEvent, OutboxEvent, OutboxSource } from '@oncely/core';
-import { type ClauseId, clauseTest } from './clause.js';
+import { resourceTest } from './clause.js';
 import { sleep, type TestRunner } from './runner.js';
 
 /** One event's row, read behind the source's back (Auth.js style): what really reached storage. */
@@ -60,16 +60,7 @@ export function runOutboxSourceConformance(runner: TestRunner, options: SourceCo
   const ids = (events: readonly { eventId: string }[]) => events.map((event) => event.eventId).sort();
 
   /** Runs `body` on a fresh outbox and closes it whatever happens. */
-  const named = clauseTest(it, timeout);
-  const test = (clauses: readonly ClauseId[], name: string, body: (outbox: OutboxUnderTest) => Promise<void>) =>
-    named(clauses, name, async () => {
-      const outbox = await options.createOutbox();
-      try {
-        await body(outbox);
-      } finally {
-        await outbox.close?.();
-      }
-    });
+  const test = resourceTest(it, timeout, options.createOutbox, async (outbox) => outbox.close?.());
 
   describe(`${options.name}: outbox source contract`, () => {
     test(['outbox-source.enqueue.sequence'], 'enqueue numbers each aggregate 1, 2, 3… and keeps the payload', async (outbox) => {

@@ -1,5 +1,5 @@
 import type { ClaimInput, CompleteInput, IdempotencyStore, Scope, StoredResponse } from '@oncely/core';
-import { type ClauseExpect, type ClauseId, clauseExpect, clauseTest } from '../clause.js';
+import { type ClauseExpect, type ClauseId, clauseExpect, resourceTest } from '../clause.js';
 import { sleep, type TestRunner } from '../runner.js';
 import type { StoreConformanceOptions } from './options.js';
 
@@ -84,7 +84,7 @@ export interface StoreHarness<S extends IdempotencyStore> {
 /** Resolves the options' defaults once for a group. */
 export function storeHarness<S extends IdempotencyStore>(runner: TestRunner, options: StoreConformanceOptions<S>): StoreHarness<S> {
   const timeout = options.timeoutMs ?? 30_000;
-  const named = clauseTest(runner.it, timeout);
+  const close = (store: S) => (options.closeStore ? options.closeStore(store) : store.close());
   return {
     runner,
     options,
@@ -96,20 +96,7 @@ export function storeHarness<S extends IdempotencyStore>(runner: TestRunner, opt
     timeout,
     advance: options.advanceTime ?? sleep,
     must: clauseExpect(runner.expect),
-    test: (clauses, title, body, timeoutMs) =>
-      named(
-        clauses,
-        title,
-        async () => {
-          const store = await options.createStore();
-          try {
-            await body(store);
-          } finally {
-            await (options.closeStore ? options.closeStore(store) : store.close());
-          }
-        },
-        timeoutMs,
-      ),
+    test: resourceTest(runner.it, timeout, options.createStore, close),
     raw: async (store, scope) => (options.inspect ? options.inspect(store, scope) : undefined),
   };
 }
