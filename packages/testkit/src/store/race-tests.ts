@@ -11,8 +11,8 @@ const claimedIndexes = (results: readonly ClaimResult[]) => results.flatMap((res
 /**
  * Group `races`: attempts that really overlap. Each race runs `raceRounds` rounds on fresh keys, on a
  * store warmed first, with every attempt started in one tick: concurrent first claims, concurrent
- * takeovers of a lapsed lease, and the owner's complete, release or extend racing takeovers across
- * the instant its lease lapses.
+ * takeovers of a lapsed lease, an owner's own completes, release and extend sent together, and the
+ * owner's complete, release or extend racing takeovers across the instant its lease lapses.
  */
 export function storeRaceTests<S extends IdempotencyStore>(runner: TestRunner, options: StoreConformanceOptions<S>): void {
   const { test, must, lease, advance, raceSize, raceRounds, raceLease, timeout } = storeHarness(runner, options);
