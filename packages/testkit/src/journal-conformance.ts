@@ -1,4 +1,5 @@
 import { isOncelyError, type JournalEntry, type JsonValue, type OperationJournal } from '@oncely/core';
+import { resourceTest } from './clause.js';
 import { sleep, type TestRunner, uniqueKey } from './runner.js';
 import fc from 'fast-check';
 
@@ -55,23 +56,11 @@ export function runJournalConformance<J extends OperationJournal>(
   const advance = options.advanceTime ?? sleep;
   const close = (journal: J) => (options.closeJournal ? options.closeJournal(journal) : journal.close());
 
-  const test = (name: string, body: (journal: J) => Promise<void>) =>
-    it(
-      name,
-      async () => {
-        const journal = await options.createJournal();
-        try {
-          await body(journal);
-        } finally {
-          await close(journal);
-        }
-      },
-      timeout,
-    );
+  const test = resourceTest(it, timeout, options.createJournal, close);
   const id = (label: string) => uniqueKey(`op-${label}`);
 
   describe(`${options.name}: begin`, () => {
-    test('begin persists a fresh valid key before any attempt, and a second begin resumes it', async (journal) => {
+    test(['journal.begin.insert-or-read'], 'begin persists a fresh valid key before any attempt, and a second begin resumes it', async (journal) => {
       const operationId = id('begin');
       const first = await journal.begin(operationId, { request: { amount: 10 } });
       expect(first.kind).toBe('started');
@@ -85,7 +74,7 @@ export function runJournalConformance<J extends OperationJournal>(
       expect((await journal.get(operationId))?.key).toBe(first.entry.key);
     });
 
-    test('the key survives a new client over the same storage', async (journal) => {
+    test(['journal.begin.durable'], 'the key survives a new client over the same storage', async (journal) => {
       const operationId = id('durable');
       const { entry } = await journal.begin(operationId);
       await journal.recordAttempt(operationId);
@@ -100,28 +89,28 @@ export function runJournalConformance<J extends OperationJournal>(
       }
     });
 
-    test('concurrent begins of one operation agree on one key and exactly one starts it', async (journal) => {
+    test(['journal.begin.atomic'], 'concurrent begins of one operation agree on one key and exactly one starts it', async (journal) => {
       const operationId = id('race');
       const results = await Promise.all(Array.from({ length: raceSize }, () => journal.begin(operationId)));
       expect(new Set(results.map((result) => result.entry.key)).size).toBe(1);
       expect(results.filter((result) => result.kind === 'started').length).toBe(1);
     });
 
-    test('different operations get different keys', async (journal) => {
+    test(['journal.begin.distinct'], 'different operations get different keys', async (journal) => {
       const keys = await Promise.all(
         Array.from({ length: 10 }, async (_, index) => (await journal.begin(id(`distinct-${index}`))).entry.key),
       );
       expect(new Set(keys).size).toBe(10);
     });
 
-    test('an explicit key is stored on the first begin', async (journal) => {
+    test(['journal.begin.explicit-key'], 'an explicit key is stored on the first begin', async (journal) => {
       const operationId = id('explicit');
       const key = uniqueKey('client-key');
       expect((await journal.begin(operationId, { key })).entry.key).toBe(key);
       expect((await journal.get(operationId))?.key).toBe(key);
     });
 
-    test('bad input is rejected before storage: operation ids, keys, non-JSON requests', async (journal) => {
+    test(['journal.input.validated'], 'bad input is rejected before storage: operation ids, keys, non-JSON requests', async (journal) => {
       for (const bad of ['', 'x'.repeat(256), 'line\nbreak', 'nul\u0000']) {
         await expectCode(journal.begin(bad), 'invalid_operation_id');
         await expectCode(journal.get(bad), 'invalid_operation_id');
@@ -133,7 +122,7 @@ export function runJournalConformance<J extends OperationJournal>(
       await expectCode(journal.purgeSettled({ olderThanMs: 0, limit: 0 }), 'invalid_option');
     });
 
-    test('an operation that was never begun is refused, not created', async (journal) => {
+    test(['journal.not-begun'], 'an operation that was never begun is refused, not created', async (journal) => {
       const operationId = id('ghost');
       await expectCode(journal.recordAttempt(operationId), 'operation_not_begun');
       await expectCode(journal.complete(operationId, { state: 'succeeded' }), 'operation_not_begun');
@@ -143,14 +132,14 @@ export function runJournalConformance<J extends OperationJournal>(
   });
 
   describe(`${options.name}: attempts and outcomes`, () => {
-    test('concurrent attempts are all counted', async (journal) => {
+    test(['journal.attempt.atomic'], 'concurrent attempts are all counted', async (journal) => {
       const operationId = id('attempts');
       await journal.begin(operationId);
       await Promise.all(Array.from({ length: raceSize }, () => journal.recordAttempt(operationId)));
       expect((await journal.get(operationId))?.attempts).toBe(raceSize);
     });
 
-    test('a success is stored with its JSON value and the first outcome wins', async (journal) => {
+    test(['journal.outcome.first-wins'], 'a success is stored with its JSON value and the first outcome wins', async (journal) => {
       const operationId = id('success');
       await journal.begin(operationId);
       await journal.recordAttempt(operationId);
@@ -165,7 +154,7 @@ export function runJournalConformance<J extends OperationJournal>(
       expect(stored?.state === 'succeeded' && stored.value).toEqual(receipt);
     });
 
-    test('a failure is stored with its error', async (journal) => {
+    test(['journal.outcome.failure'], 'a failure is stored with its error', async (journal) => {
       const operationId = id('failure');
       await journal.begin(operationId);
       await journal.complete(operationId, { state: 'failed', error: { status: 422, code: 'invalid_amount' } });
@@ -174,7 +163,7 @@ export function runJournalConformance<J extends OperationJournal>(
       expect(stored?.state === 'failed' && stored.error).toEqual({ status: 422, code: 'invalid_amount' });
     });
 
-    test('unknown keeps the last error until an attempt resumes the operation', async (journal) => {
+    test(['journal.unknown.resumes'], 'unknown keeps the last error until an attempt resumes the operation', async (journal) => {
       const operationId = id('unknown');
       await journal.begin(operationId);
       await journal.recordAttempt(operationId);
@@ -186,7 +175,7 @@ export function runJournalConformance<J extends OperationJournal>(
       expect((await journal.complete(operationId, { state: 'succeeded' })).state).toBe('succeeded');
     });
 
-    test('updatedAt moves with every change and createdAt does not', async (journal) => {
+    test(['journal.times'], 'updatedAt moves with every change and createdAt does not', async (journal) => {
       const operationId = id('times');
       const { entry } = await journal.begin(operationId);
       await advance(30);
@@ -197,7 +186,7 @@ export function runJournalConformance<J extends OperationJournal>(
   });
 
   describe(`${options.name}: reconciliation`, () => {
-    test('unknown entries are listed at once, pending ones only once stale, settled ones never', async (journal) => {
+    test(['journal.list.unresolved'], 'unknown entries are listed at once, pending ones only once stale, settled ones never', async (journal) => {
       const unknown = id('list-unknown');
       const pending = id('list-pending');
       const settled = id('list-settled');
@@ -213,7 +202,7 @@ export function runJournalConformance<J extends OperationJournal>(
       expect(stale?.state).toBe('pending');
     });
 
-    test('the list is oldest first and honours the limit', async (journal) => {
+    test(['journal.list.order'], 'the list is oldest first and honours the limit', async (journal) => {
       const ids = [id('order-a'), id('order-b'), id('order-c')];
       for (const operationId of ids) {
         await journal.begin(operationId);
@@ -226,7 +215,7 @@ export function runJournalConformance<J extends OperationJournal>(
       expect(entries.length).toBe(3);
     });
 
-    test('purge deletes old settled entries only, and a purged id begins afresh with a new key', async (journal) => {
+    test(['journal.purge.settled'], 'purge deletes old settled entries only, and a purged id begins afresh with a new key', async (journal) => {
       const done = id('purge-done');
       const open = id('purge-open');
       const { entry } = await journal.begin(done);
@@ -242,7 +231,7 @@ export function runJournalConformance<J extends OperationJournal>(
       expect(again.entry.key === entry.key).toBe(false);
     });
 
-    test('purge honours its limit', async (journal) => {
+    test(['journal.purge.limit'], 'purge honours its limit', async (journal) => {
       for (let index = 0; index < 3; index++) {
         const operationId = id(`purge-limit-${index}`);
         await journal.begin(operationId);
@@ -266,7 +255,7 @@ export function runJournalConformance<J extends OperationJournal>(
       fc.record({ op: fc.constant('unknown' as const), message: fc.string({ maxLength: 20 }) }),
     );
 
-    test('any sequence of calls leaves the entry where the state machine says', async (journal) => {
+    test(['journal.model'], 'any sequence of calls leaves the entry where the state machine says', async (journal) => {
       await fc.assert(
         fc.asyncProperty(fc.array(command, { maxLength: 12 }), async (commands) => {
           const operationId = id('model');

@@ -1,4 +1,5 @@
 import type { ClaimedEvent, NewOutboxEvent, OutboxEvent, OutboxSource } from '@oncely/core';
+import { resourceTest } from './clause.js';
 import { sleep, type TestRunner } from './runner.js';
 
 /** One event's row, read behind the source's back (Auth.js style): what really reached storage. */
@@ -59,22 +60,10 @@ export function runOutboxSourceConformance(runner: TestRunner, options: SourceCo
   const ids = (events: readonly { eventId: string }[]) => events.map((event) => event.eventId).sort();
 
   /** Runs `body` on a fresh outbox and closes it whatever happens. */
-  const test = (name: string, body: (outbox: OutboxUnderTest) => Promise<void>) =>
-    it(
-      name,
-      async () => {
-        const outbox = await options.createOutbox();
-        try {
-          await body(outbox);
-        } finally {
-          await outbox.close?.();
-        }
-      },
-      timeout,
-    );
+  const test = resourceTest(it, timeout, options.createOutbox, async (outbox) => outbox.close?.());
 
   describe(`${options.name}: outbox source contract`, () => {
-    test('enqueue numbers each aggregate 1, 2, 3… and keeps the payload', async (outbox) => {
+    test(['outbox-source.enqueue.sequence'], 'enqueue numbers each aggregate 1, 2, 3… and keeps the payload', async (outbox) => {
       const a = newAggregate();
       const first = await outbox.enqueue(eventOf(a, 1));
       const second = await outbox.enqueue(eventOf(a, 2));
@@ -85,7 +74,7 @@ export function runOutboxSourceConformance(runner: TestRunner, options: SourceCo
       expect(claimed?.createdAt.getTime()).toBe(first.createdAt.getTime());
     });
 
-    test('claims only the oldest unpublished event of each aggregate, with attempt 1', async (outbox) => {
+    test(['outbox-source.claim.oldest'], 'claims only the oldest unpublished event of each aggregate, with attempt 1', async (outbox) => {
       const [a, b] = [newAggregate(), newAggregate()];
       const a1 = await outbox.enqueue(eventOf(a, 1));
       await outbox.enqueue(eventOf(a, 2));
@@ -96,13 +85,13 @@ export function runOutboxSourceConformance(runner: TestRunner, options: SourceCo
       expect((await outbox.inspect(a1.eventId))?.leaseOwner).toBe('r1');
     });
 
-    test('claims at most limit events', async (outbox) => {
+    test(['outbox-source.claim.limit'], 'claims at most limit events', async (outbox) => {
       for (let i = 0; i < 5; i++) await outbox.enqueue(eventOf(newAggregate()));
       expect((await outbox.source.claim({ owner: 'r1', limit: 2, leaseMs: LONG })).length).toBe(2);
       expect((await outbox.source.claim({ owner: 'r2', limit: 10, leaseMs: LONG })).length).toBe(3);
     });
 
-    test('a leased event is not claimable until its lease lapses; the next claim is attempt 2', async (outbox) => {
+    test(['outbox-source.claim.lease', 'outbox-source.fenced'], 'a leased event is not claimable until its lease lapses; the next claim is attempt 2', async (outbox) => {
       const event = await outbox.enqueue(eventOf(newAggregate()));
       await outbox.source.claim({ owner: 'r1', limit: 10, leaseMs: short });
       expect((await outbox.source.claim({ owner: 'r2', limit: 10, leaseMs: LONG })).length).toBe(0);
@@ -116,7 +105,7 @@ export function runOutboxSourceConformance(runner: TestRunner, options: SourceCo
       expect((await outbox.inspect(event.eventId))?.leaseOwner).toBe('r2');
     });
 
-    test('markPublished frees the next event of the aggregate, and marking again changes nothing', async (outbox) => {
+    test(['outbox-source.mark-published'], 'markPublished frees the next event of the aggregate, and marking again changes nothing', async (outbox) => {
       const a = newAggregate();
       const first = await outbox.enqueue(eventOf(a, 1));
       const second = await outbox.enqueue(eventOf(a, 2));
@@ -127,7 +116,7 @@ export function runOutboxSourceConformance(runner: TestRunner, options: SourceCo
       expect(ids(await outbox.source.claim({ owner: 'r2', limit: 10, leaseMs: LONG }))).toEqual([second.eventId]);
     });
 
-    test('reschedule ends the lease and holds the event back for its delay', async (outbox) => {
+    test(['outbox-source.reschedule'], 'reschedule ends the lease and holds the event back for its delay', async (outbox) => {
       const event = await outbox.enqueue(eventOf(newAggregate()));
       await outbox.source.claim({ owner: 'r1', limit: 10, leaseMs: LONG });
       expect(await outbox.source.reschedule({ owner: 'r1', retries: [{ eventId: event.eventId, delayMs: short, error: 'broker down' }] })).toBe(1);
@@ -138,7 +127,7 @@ export function runOutboxSourceConformance(runner: TestRunner, options: SourceCo
       expect(again?.attempt).toBe(2);
     });
 
-    test('a dead letter is never claimed and holds back the later events of its aggregate only', async (outbox) => {
+    test(['outbox-source.dead-letter'], 'a dead letter is never claimed and holds back the later events of its aggregate only', async (outbox) => {
       const [a, b] = [newAggregate(), newAggregate()];
       const poison = await outbox.enqueue(eventOf(a, 1));
       await outbox.enqueue(eventOf(a, 2));
@@ -151,7 +140,7 @@ export function runOutboxSourceConformance(runner: TestRunner, options: SourceCo
       expect([stats.unpublished, stats.deadLettered]).toEqual([3, 1]);
     });
 
-    test('release hands events back unattempted, only for their lease owner', async (outbox) => {
+    test(['outbox-source.release'], 'release hands events back unattempted, only for their lease owner', async (outbox) => {
       const event = await outbox.enqueue(eventOf(newAggregate()));
       await outbox.source.claim({ owner: 'r1', limit: 10, leaseMs: LONG });
       expect(await outbox.source.release({ owner: 'someone-else', eventIds: [event.eventId] })).toBe(0);
@@ -161,7 +150,7 @@ export function runOutboxSourceConformance(runner: TestRunner, options: SourceCo
       expect(again?.attempt).toBe(1);
     });
 
-    test('stats report the unpublished count and the age of the oldest', async (outbox) => {
+    test(['outbox-source.stats'], 'stats report the unpublished count and the age of the oldest', async (outbox) => {
       expect(await outbox.source.stats()).toEqual({ unpublished: 0, oldestUnpublishedAgeMs: 0, deadLettered: 0 });
       const first = await outbox.enqueue(eventOf(newAggregate()));
       await outbox.enqueue(eventOf(newAggregate()));
@@ -174,7 +163,7 @@ export function runOutboxSourceConformance(runner: TestRunner, options: SourceCo
       expect((await outbox.source.stats()).unpublished).toBe(1);
     });
 
-    test('purgePublished deletes published events past the retention only, at most limit', async (outbox) => {
+    test(['outbox-source.purge'], 'purgePublished deletes published events past the retention only, at most limit', async (outbox) => {
       const events = [];
       for (let i = 0; i < 3; i++) events.push(await outbox.enqueue(eventOf(newAggregate())));
       const pending = await outbox.enqueue(eventOf(newAggregate()));
@@ -189,7 +178,7 @@ export function runOutboxSourceConformance(runner: TestRunner, options: SourceCo
       expect((await outbox.inspect(pending.eventId))?.published).toBe(false);
     });
 
-    test('relays claiming at once never share an event or an aggregate, and each aggregate goes out in order', async (outbox) => {
+    test(['outbox-source.claim.race'], 'relays claiming at once never share an event or an aggregate, and each aggregate goes out in order', async (outbox) => {
       const aggregatesInRace = Array.from({ length: 6 }, newAggregate);
       for (let n = 1; n <= 4; n++) for (const a of aggregatesInRace) await outbox.enqueue(eventOf(a, n));
       const published: ClaimedEvent[] = [];

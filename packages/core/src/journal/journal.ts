@@ -71,14 +71,30 @@ export interface PurgeSettledOptions {
  * before the first attempt, so every retry (and every process that resumes after a crash) sends the
  * same key, and operations left without a definitive answer can be found and reconciled.
  *
- * Rules every implementation keeps (the journal conformance suite checks them):
- * - `begin` is an atomic insert-or-read: concurrent begins of one id all get the same key.
- * - `succeeded` and `failed` are final: later `complete`, `markUnknown` and `recordAttempt` calls
- *   return the entry unchanged (the first outcome wins).
- * - `recordAttempt` counts atomically and moves an `unknown` entry back to `pending`.
- * - Time (`updatedAt`, staleness, purge age) is the journal's own clock: the server's for servers.
- * - Methods on an id that was never begun throw `OncelyError('operation_not_begun')`; storage
- *   failures throw `StorageError`. Nothing is swallowed.
+ * Rules every implementation keeps; each has an id, and the test of `runJournalConformance` that
+ * proves it carries the id in its name (the testkit README has the table):
+ * - `journal.begin.insert-or-read`: the first `begin` persists a fresh key (1–255 visible ASCII
+ *   characters) in state `pending` with 0 attempts; later begins return the entry unchanged (key and
+ *   request kept). `journal.begin.explicit-key`: a key given to the first begin is the one stored.
+ * - `journal.begin.atomic`: concurrent begins of one id all get the same key, and exactly one is
+ *   `started`. `journal.begin.distinct`: different ids get different keys.
+ *   `journal.begin.durable`: the key survives a new client over the same storage.
+ * - `journal.attempt.atomic`: `recordAttempt` counts atomically. `journal.unknown.resumes`: an
+ *   `unknown` entry keeps its last error until an attempt moves it back to `pending`.
+ * - `journal.outcome.first-wins`: `succeeded` and `failed` are final: later `complete`,
+ *   `markUnknown` and `recordAttempt` calls return the entry unchanged. `journal.outcome.failure`:
+ *   a failure keeps its error.
+ * - `journal.times`: time (`updatedAt`, staleness, purge age) is the journal's own clock, the
+ *   server's for servers; `updatedAt` moves with every change, `createdAt` never.
+ * - `journal.list.unresolved`: `unknown` entries are listed at once, `pending` ones once stale,
+ *   settled ones never; `journal.list.order`: oldest `updatedAt` first, at most `limit`.
+ * - `journal.purge.settled`: purge deletes settled entries old enough and nothing else, and a purged
+ *   id begins afresh with a new key; `journal.purge.limit`: at most `limit`.
+ * - `journal.input.validated`: bad ids, keys, requests and options are refused with their codes
+ *   before storage. `journal.not-begun`: methods on an id that was never begun throw
+ *   `OncelyError('operation_not_begun')` and create nothing.
+ * - `journal.model`: any sequence of calls leaves the entry where the state machine says.
+ * - Storage failures throw `StorageError`. Nothing is swallowed.
  */
 export interface OperationJournal {
   /** Adapter name used in errors, e.g. `postgres`. */

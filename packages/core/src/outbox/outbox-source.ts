@@ -54,6 +54,19 @@ export interface OutboxWakeUp {
  * The claim is the contract that makes several relays safe at once: only the oldest unpublished event
  * of each aggregate (by `aggregateSeq`) is claimable, and only when it is due, not dead-lettered and not
  * leased to another relay whose lease still runs.
+ *
+ * Each clause has an id, carried by the test of `runOutboxSourceConformance` that proves it:
+ * `outbox-source.enqueue.sequence` (each aggregate is numbered 1, 2, 3… and the payload kept),
+ * `outbox-source.claim.oldest` (only the oldest unpublished event of each aggregate, attempt 1),
+ * `outbox-source.claim.limit`, `outbox-source.claim.lease` (a leased event is not claimable until its
+ * lease lapses; every claim counts an attempt), `outbox-source.fenced` (reschedule, release and dead
+ * letter by a relay that lost its lease change nothing), `outbox-source.mark-published` (frees the next
+ * event; marking again changes nothing), `outbox-source.reschedule` (ends the lease, holds the event
+ * back for its delay), `outbox-source.dead-letter` (never claimed; holds back its own aggregate only),
+ * `outbox-source.release` (hands events back unattempted, only for their owner),
+ * `outbox-source.stats`, `outbox-source.purge` (published events past the age only, at most `limit`)
+ * and `outbox-source.claim.race` (concurrent relays never share an event or an aggregate, and each
+ * aggregate goes out in order).
  */
 export interface OutboxSource {
   /** Adapter name used in errors, e.g. `postgres`. */

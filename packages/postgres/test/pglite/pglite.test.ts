@@ -26,6 +26,9 @@ runStoreConformance({ describe, it, expect }, {
     return postgresStore({ db, table });
   },
   inspect: (store, scope) => rawRecord(db, store.table, scope),
+  // PGlite runs every statement in turn on its one connection: its races cannot overlap, so they run small.
+  raceSize: 10,
+  raceRounds: 4,
 });
 
 transactionalBehaviours('PGlite', () => ({ db, schema }));
