@@ -1,4 +1,4 @@
-import type { ClaimedEvent, NewOutboxEvent, OutboxEvent, OutboxSource } from '@oncely/core';
+import type { ClaimedEvent, NewOutboxEvent, OutboxEvent, OutboxSource } from '@oncely/core/adapter';
 import { sleep, type TestRunner } from './runner.js';
 
 /** One event's row, read behind the source's back (Auth.js style): what really reached storage. */

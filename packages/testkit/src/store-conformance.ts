@@ -1,11 +1,11 @@
 import {
   createIdempotency,
   type IdempotencyStore,
-  isTransactionalStore,
   type Scope,
   type StoredResponse,
   stripeReplayPolicy,
 } from '@oncely/core';
+import { isTransactionalStore } from '@oncely/core/adapter';
 import fc from 'fast-check';
 import { modelCommands, type ModelReal } from './store-model.js';
 import { sleep, type TestRunner, uniqueKey } from './runner.js';

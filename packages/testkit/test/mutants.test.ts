@@ -1,4 +1,5 @@
-import type { ClaimInput, CompleteInput, IdempotencyStore, LeaseInput, Scope, StoredResponse } from '@oncely/core';
+import type { IdempotencyStore, Scope, StoredResponse } from '@oncely/core';
+import type { ClaimInput, CompleteInput, LeaseInput } from '@oncely/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { runStoreConformance, type TestRunner } from '../src/index.js';
 
