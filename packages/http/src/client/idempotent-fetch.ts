@@ -1,14 +1,6 @@
-import {
-  describeError,
-  type JsonValue,
-  OncelyError,
-  type OperationJournal,
-  type RetryOutcome,
-  type RetryPolicy,
-  type RetryPolicyOptions,
-  retryOperation,
-  retryPolicy,
-} from '@oncely/core';
+import { OncelyError } from '@oncely/core';
+import { describeError, type JsonValue, type OperationJournal, retryOperation } from '@oncely/core/journal';
+import { type RetryOutcome, type RetryPolicy, type RetryPolicyOptions, retryPolicy } from '@oncely/core/retry';
 import { IDEMPOTENCY_KEY_HEADER } from '../contract/idempotency-key-header.js';
 import type { Profile } from '../contract/problem.js';
 import { captureBody, fromJournaled, isJournaledResponse, toJournaled } from './journaled-response.js';

@@ -1,4 +1,10 @@
-import { type IdempotencyRequest, type IdempotentResponse, isOncelyError, OncelyError, type RunResult } from '@oncely/core';
+import {
+  type IdempotencyRequest,
+  type IdempotentResponse,
+  isOncelyError,
+  OncelyError,
+  type RunResult,
+} from '@oncely/core';
 import type { CapturedResponse } from './captured-response.js';
 import type { HttpReply } from './http-reply.js';
 import { parseIdempotencyKey } from './idempotency-key-header.js';

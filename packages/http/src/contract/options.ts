@@ -2,11 +2,11 @@ import {
   type HandlerContext,
   type Idempotency,
   type IdempotencyStore,
-  isTransactionalStore,
   OncelyError,
   type TransactionHandlerContext,
   toScope,
 } from '@oncely/core';
+import { isTransactionalStore } from '@oncely/core/adapter';
 import type { ResponseHeaders } from './http-reply.js';
 import type { Profile } from './problem.js';
 import type { BodyFingerprintOptions } from './request-fingerprint.js';
