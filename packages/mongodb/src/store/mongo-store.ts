@@ -1,14 +1,13 @@
+import { type IdempotencyStore, OncelyError, type Scope } from '@oncely/core';
 import {
   type ClaimInput,
   type ClaimResult,
   type CompleteInput,
   type FenceResult,
-  type IdempotencyStore,
   type LeaseInput,
-  OncelyError,
-  type Scope,
+  storageGuard,
   toStorageError,
-} from '@oncely/core';
+} from '@oncely/core/adapter';
 import type { ClientSession, Collection, MongoClient } from 'mongodb';
 import { classifyMongoError } from '../errors/mongo-errors.js';
 import {
@@ -58,14 +57,8 @@ export function resolveCollection(options: MongoStoreOptions): Collection<Idempo
   throw new OncelyError('invalid_option', 'oncely/mongodb: give mongoStore a client or a collection');
 }
 
-/** Runs a driver call and turns any failure into a `StorageError` naming the operation. */
-export async function storageCall<T>(operation: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    throw toStorageError(ADAPTER, operation, error);
-  }
-}
+/** Runs a driver call and turns any failure into a `StorageError` naming the operation: the shared guard. */
+export const storageCall = storageGuard(ADAPTER);
 
 /** The claim-or-read in one `findOneAndUpdate`; see {@link claimCommand}. */
 export async function claimRecord(

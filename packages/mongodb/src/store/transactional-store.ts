@@ -1,13 +1,6 @@
-import {
-  type ClaimInput,
-  fullJitter,
-  OncelyError,
-  systemClock,
-  toStorageError,
-  type TransactionalStore,
-  type TransactionClaim,
-  type TransactionDecision,
-} from '@oncely/core';
+import { OncelyError, systemClock, type TransactionalStore } from '@oncely/core';
+import { type ClaimInput, integerOption, toStorageError, type TransactionClaim, type TransactionDecision } from '@oncely/core/adapter';
+import { fullJitter } from '@oncely/core/retry';
 import type { ClientSession, MongoClient, TransactionOptions } from 'mongodb';
 import { assertTransactions, detectDeployment, type MongoDeployment } from '../deployment/deployment.js';
 import { classifyMongoError } from '../errors/mongo-errors.js';
@@ -40,7 +33,8 @@ export interface MongoTransactionalStore extends MongoStore, TransactionalStore<
   readonly deployment: Exclude<MongoDeployment, { kind: 'standalone' }>;
 }
 
-const DEFAULT_TRANSACTION_OPTIONS: TransactionOptions = {
+/** Every transaction's read and write concern unless told otherwise: snapshot reads, majority writes. */
+export const DEFAULT_TRANSACTION_OPTIONS: TransactionOptions = {
   readConcern: { level: 'snapshot' },
   writeConcern: { w: 'majority' },
   readPreference: 'primary',
@@ -67,12 +61,7 @@ async function commitWithRetry(session: ClientSession): Promise<void> {
   }
 }
 
-function positiveMs(name: string, value: number): number {
-  if (!Number.isInteger(value) || value <= 0) {
-    throw new OncelyError('invalid_option', `oncely/mongodb: ${name} must be a positive integer of milliseconds, got ${value}`);
-  }
-  return value;
-}
+const positiveMs = (name: string, value: number) => integerOption(`oncely/mongodb: ${name}`, value);
 
 /**
  * Creates the transactional store after asking the server what it is (one `hello`). Throws an
@@ -126,7 +115,7 @@ export async function mongoTransactionalStore(options: MongoTransactionalStoreOp
       }
       if (claim.kind !== 'claimed') {
         await abortQuietly(session);
-        throw new OncelyError('invalid_option', 'oncely/mongodb: a transaction can only commit an outcome it claimed');
+        throw new OncelyError('invalid_state', 'oncely/mongodb: a transaction can only commit an outcome it claimed');
       }
       const saved = await completeRecord(collection, { ...decision, scope: input.scope, token: input.token }, session).catch(
         async (error: unknown) => {
