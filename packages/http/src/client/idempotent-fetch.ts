@@ -1,4 +1,4 @@
-import { OncelyError } from '@oncely/core';
+import { OncelyError, StorageError } from '@oncely/core';
 import { describeError, type JsonValue, type OperationJournal, retryOperation } from '@oncely/core/journal';
 import { type RetryOutcome, type RetryPolicy, type RetryPolicyOptions, retryPolicy } from '@oncely/core/retry';
 import { IDEMPOTENCY_KEY_HEADER } from '../contract/idempotency-key-header.js';
@@ -85,7 +85,8 @@ export async function idempotentFetch(
       encodeError: (error) => journaled(error),
       decode: (stored: JsonValue | undefined) => {
         if (!isJournaledResponse(stored)) {
-          throw new OncelyError('invalid_option', `oncely/http: the journal entry of "${operationId}" holds no response`);
+          // Not what idempotentFetch records: a journal entry it cannot read (fail closed, as for any storage failure).
+          throw new StorageError(journal.name, 'journal.get', new Error(`the entry of "${operationId}" holds no response`), 'corrupt_record');
         }
         return fromJournaled(stored);
       },
