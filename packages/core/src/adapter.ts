@@ -78,4 +78,4 @@ export { backgroundLoop, type BackgroundLoop, type BackgroundLoopOptions, type L
 export { assertIdentifier, MAX_IDENTIFIER_LENGTH } from './outbox/identifier.js';
 export { integerOption, invalidOption, numberOption } from './options/option-checks.js';
 export { hasControlCharacter } from './scope.js';
-export { type StorageGuard, storageGuard } from './storage/storage-call.js';
+export { type StorageGuard, storageGuard, storageTransaction } from './storage/storage-call.js';

@@ -35,3 +35,35 @@ export function storageGuard(adapter: string): StorageGuard {
     }
   };
 }
+
+/**
+ * Runs `work` in a transaction that `open` begins and commits around it (`driver.transaction`,
+ * `session.withTransaction`): an error `work` throws leaves unchanged, so a caller's own failure is
+ * never mistaken for the store's; anything else that fails (begin, commit) leaves as a `StorageError`
+ * naming `adapter` and `operation`.
+ *
+ * ```ts
+ * run: (input, fn) => storageTransaction('mysql', 'inbox.run', (work) => pool.transaction(work), (tx) => process(tx, input, fn)),
+ * ```
+ */
+export async function storageTransaction<Tx, T>(
+  adapter: string,
+  operation: StorageOperation,
+  open: (work: (tx: Tx) => Promise<T>) => Promise<T>,
+  work: (tx: Tx) => Promise<T>,
+): Promise<T> {
+  let failed: { readonly error: unknown } | undefined;
+  try {
+    return await open(async (tx) => {
+      try {
+        return await work(tx);
+      } catch (error) {
+        failed = { error };
+        throw error;
+      }
+    });
+  } catch (error) {
+    if (failed && failed.error === error) throw error;
+    throw toStorageError(adapter, operation, error);
+  }
+}

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { corruptRecord, storageGuard, toStorageError } from '../../src/adapter.js';
+import { corruptRecord, storageGuard, storageTransaction, toStorageError } from '../../src/adapter.js';
 import { isOncelyError, isStorageError, OncelyError, StorageError } from '../../src/index.js';
 
 const guard = storageGuard('mysql');
@@ -74,5 +74,45 @@ describe('StorageError and isStorageError', () => {
     expect(isStorageError(toStorageError('pg', 'get', corruptRecord('bad')))).toBe(true);
     expect(isStorageError(new OncelyError('lease_lost', 'x'))).toBe(false);
     expect(isStorageError(corruptRecord('not wrapped yet'))).toBe(false);
+  });
+});
+
+describe('storageTransaction: errors of the work pass, errors of the transaction become StorageErrors', () => {
+  /** A transaction that runs the work and then commits by `commit`; `attempts` runs of the work, as a retrying driver does. */
+  const opener = (commit: () => Promise<void>, attempts = 1) => async (work: (tx: string) => Promise<string>) => {
+    let value = '';
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      try {
+        value = await work(`tx-${attempt}`);
+      } catch (error) {
+        if (attempt === attempts) throw error;
+      }
+    }
+    await commit();
+    return value;
+  };
+
+  it('answers what the work answers, inside the transaction it was given', async () => {
+    expect(await storageTransaction('mysql', 'inbox.run', opener(async () => undefined), async (tx) => `ran in ${tx}`)).toBe('ran in tx-1');
+  });
+
+  it("the work's own error leaves unchanged, whatever it is", async () => {
+    for (const error of [new Error('ledger down'), 'a string', new OncelyError('invalid_event', 'bad')]) {
+      const caught = await storageTransaction('mysql', 'inbox.run', opener(async () => undefined), async () => Promise.reject(error)).catch((e: unknown) => e);
+      expect(caught).toBe(error);
+    }
+  });
+
+  it('a failed begin or commit is a StorageError, even after an earlier attempt of the work failed', async () => {
+    const lost = new Error('connection lost at COMMIT');
+    let calls = 0;
+    const caught = await storageTransaction('mysql', 'inbox.run', opener(() => Promise.reject(lost), 2), async () => {
+      calls += 1;
+      if (calls === 1) throw new Error('write conflict, retried');
+      return 'ok';
+    }).catch((e: unknown) => e);
+    expect(caught).toMatchObject({ code: 'storage_error', adapter: 'mysql', operation: 'inbox.run', cause: lost });
+    const refused = await storageTransaction('mysql', 'inbox.run', () => Promise.reject(new Error('BEGIN refused')), async () => 'never').catch((e: unknown) => e);
+    expect(isStorageError(refused)).toBe(true);
   });
 });

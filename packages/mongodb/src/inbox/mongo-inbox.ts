@@ -6,10 +6,12 @@ import {
   type InboxEvent,
   type InboxInput,
   type InboxOutcome,
+  storageTransaction,
   toStorageError,
 } from '@oncely/core/adapter';
 import type { ClientSession, Collection, Db, Document, MongoClient, TransactionOptions } from 'mongodb';
 import { assertInTransaction, passTransient } from '../outbox/mongo-outbox.js';
+import { deleteOldest } from '../purge/delete-oldest.js';
 import { ADAPTER, storageCall } from '../store/mongo-store.js';
 import { DEFAULT_TRANSACTION_OPTIONS } from '../store/transactional-store.js';
 
@@ -89,31 +91,13 @@ export function mongoInbox(options: MongoInboxOptions): MongoInbox {
     async run(input, fn) {
       assertInboxInput(input);
       const client: MongoClient = collection.db.client;
-      let failed: { readonly error: unknown } | undefined;
-      const guarded = async (tx: ClientSession) => {
-        try {
-          return await fn(tx);
-        } catch (error) {
-          failed = { error };
-          throw error;
-        }
-      };
-      try {
-        return await client.withSession((session) => session.withTransaction((tx) => process(tx, input, guarded), transactionOptions));
-      } catch (error) {
-        // fn's own errors pass through untouched; starting or committing the transaction failing is a storage failure.
-        if (failed && failed.error === error) throw error;
-        throw toStorageError(ADAPTER, 'inbox.run', error);
-      }
+      // fn's own errors pass through untouched; starting or committing the transaction failing is a storage failure.
+      const open = (work: (tx: ClientSession) => Promise<InboxOutcome>) =>
+        client.withSession((session) => session.withTransaction(work, transactionOptions));
+      return storageTransaction(ADAPTER, 'inbox.run', open, (tx) => process(tx, input, fn));
     },
     purgeProcessed: ({ olderThanMs, limit }) =>
-      storageCall('inbox.purgeProcessed', async () => {
-        const filter = processedBeforeFilter(olderThanMs);
-        const old = await collection.find(filter, { projection: { _id: 1 }, sort: { processedAt: 1 }, limit }).toArray();
-        if (old.length === 0) return 0;
-        const result = await collection.deleteMany({ ...filter, _id: { $in: old.map((document) => document._id) } });
-        return result.deletedCount;
-      }),
+      storageCall('inbox.purgeProcessed', () => deleteOldest(collection, processedBeforeFilter(olderThanMs), 'processedAt', limit)),
     ensureIndexes: () =>
       storageCall('inbox.ensureIndexes', async () => {
         await collection.createIndex(INBOX_INDEX.key, INBOX_INDEX.options);

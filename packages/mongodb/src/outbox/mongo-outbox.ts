@@ -10,6 +10,7 @@ import {
 } from '@oncely/core/adapter';
 import type { AnyBulkWriteOperation, ClientSession, Collection, Db } from 'mongodb';
 import { classifyMongoError } from '../errors/mongo-errors.js';
+import { deleteOldest } from '../purge/delete-oldest.js';
 import { ADAPTER, storageCall } from '../store/mongo-store.js';
 import { toNumber } from '../store/record-document.js';
 import {
@@ -137,13 +138,7 @@ export function mongoOutbox(options: MongoOutboxOptions): MongoOutbox {
         : { unpublished: 0, deadLettered: 0, oldestUnpublishedAgeMs: 0 };
     },
     purgePublished: ({ olderThanMs, limit }) =>
-      storageCall('outbox.purgePublished', async () => {
-        const filter = publishedBeforeFilter(olderThanMs);
-        const old = await collection.find(filter, { projection: { _id: 1 }, sort: { publishedAt: 1 }, limit }).toArray();
-        if (old.length === 0) return 0;
-        const result = await collection.deleteMany({ ...filter, _id: { $in: old.map((document) => document._id) } });
-        return result.deletedCount;
-      }),
+      storageCall('outbox.purgePublished', () => deleteOldest(collection, publishedBeforeFilter(olderThanMs), 'publishedAt', limit)),
   };
 
   return {

@@ -8,7 +8,7 @@ import {
   type InboxOutcome,
   type PurgeProcessedInput,
   storageGuard,
-  toStorageError,
+  storageTransaction,
 } from '@oncely/core/adapter';
 import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
 import { type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
@@ -90,24 +90,14 @@ export function postgresInbox(options: PostgresInboxOptions): PostgresInbox {
   return {
     table,
     process,
-    async run(input, fn) {
-      let failed: { readonly error: unknown } | undefined;
-      const guarded = async (tx: PostgresTx) => {
-        try {
-          return await fn(tx);
-        } catch (error) {
-          failed = { error };
-          throw error;
-        }
-      };
-      try {
-        return await driver.transaction(async (tx) => ({ action: 'commit', value: await process(tx, input, guarded) }));
-      } catch (error) {
-        // fn's own errors pass through untouched; BEGIN or COMMIT failing is a storage failure.
-        if (failed && failed.error === error) throw error;
-        throw toStorageError('postgres', 'inbox.run', error);
-      }
-    },
+    // fn's own errors pass through untouched; BEGIN or COMMIT failing is a storage failure.
+    run: (input, fn) =>
+      storageTransaction(
+        'postgres',
+        'inbox.run',
+        (work: (tx: PostgresTx) => Promise<InboxOutcome>) => driver.transaction(async (tx) => ({ action: 'commit', value: await work(tx) })),
+        (tx) => process(tx, input, fn),
+      ),
     purgeProcessed: ({ olderThanMs, limit }) =>
       storageCall('inbox.purgeProcessed', async () => (await driver.query(sql.purge, [olderThanMs, limit])).rowCount),
   };
