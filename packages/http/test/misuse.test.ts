@@ -27,7 +27,7 @@ describe('misuse at run time is invalid_state', () => {
       engine: createIdempotency({ store: memoryStore() }),
       operation: 'report.v1',
       scope: () => ({ tenant: 't' }),
-      validate: () => ({ kind: 'invalid', status: 200 }),
+      validate: () => ({ kind: 'invalid', detail: 'no', status: 200 }),
     });
     const request = new Request('http://x/report', { method: 'POST', headers: { 'idempotency-key': 'k' }, body: '{}' });
     const error = await handler(request).then(

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toJournalEntry, toStorageError } from '../../src/adapter.js';
-import type { JournalRow } from '../../src/journal.js';
+import { type JournalRow, toJournalEntry, toStorageError } from '../../src/adapter.js';
 
 const row: JournalRow = { operationId: 'op-1', key: 'k-1', attempts: 1, state: 'pending', createdAt: 1, updatedAt: 2 };
 const readInGuard = (stored: JournalRow) => {

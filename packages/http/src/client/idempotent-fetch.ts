@@ -1,4 +1,5 @@
 import { OncelyError, StorageError } from '@oncely/core';
+import { integerOption } from '@oncely/core/adapter';
 import { describeError, type JsonValue, type OperationJournal, retryOperation } from '@oncely/core/journal';
 import { type RetryOutcome, type RetryPolicy, type RetryPolicyOptions, retryPolicy } from '@oncely/core/retry';
 import { IDEMPOTENCY_KEY_HEADER } from '../contract/idempotency-key-header.js';
@@ -44,10 +45,7 @@ export async function idempotentFetch(
   if (!journal || typeof journal.begin !== 'function') {
     throw new OncelyError('invalid_option', 'oncely/http: idempotentFetch needs a journal (memoryJournal, postgresJournal...)');
   }
-  const limit = options.maxJournaledBodyBytes ?? 65_536;
-  if (!Number.isInteger(limit) || limit < 0) {
-    throw new OncelyError('invalid_option', `oncely/http: maxJournaledBodyBytes must be a non-negative integer, got ${limit}`);
-  }
+  const limit = integerOption('oncely/http: maxJournaledBodyBytes', options.maxJournaledBodyBytes ?? 65_536, 0);
   if (profile !== 'ietf' && profile !== 'stripe') {
     throw new OncelyError('invalid_option', `oncely/http: profile must be "ietf" or "stripe", got ${String(profile)}`);
   }
