@@ -303,8 +303,10 @@ export function createRelay(options: RelayOptions): Relay {
       return loop.status;
     },
     start() {
-      void loop.start();
+      loop.assertIdle('start');
+      // Reported before the loop's first step, which may already report a failed subscribe.
       emit({ type: 'relay_started' });
+      void loop.start();
     },
     async stop(stopOptions = {}) {
       const timeoutMs = stopOptions.timeoutMs ?? 10_000;
