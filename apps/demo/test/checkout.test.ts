@@ -218,7 +218,7 @@ describe('/checkout in Chromium: one cart, one payment, one key', () => {
       const before = proxy!.payments.length;
       await page.reload();
       await page.locator('#status[data-state="unreadable"]').waitFor();
-      expect(await page.locator('#detail').textContent()).toContain('journal_entry_unreadable');
+      expect(await page.locator('#detail').textContent()).toContain('corrupt_record');
       expect(await page.locator('#action').isVisible()).toBe(false);
       expect(await journalEntry(page, who.cart)).toEqual(record);
       expect(proxy!.payments.length).toBe(before);

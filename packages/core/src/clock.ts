@@ -14,7 +14,7 @@ export interface Clock {
 }
 
 function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new OncelyError('retry_aborted', 'oncely: aborted');
+  return signal.reason ?? new OncelyError('aborted', 'oncely: aborted');
 }
 
 /** The real clock: `Date.now()` and timers that do not keep the process alive. */

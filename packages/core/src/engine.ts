@@ -5,6 +5,7 @@ import { type FingerprintOptions, fingerprintNow } from './fingerprint/fingerpri
 import { hashesSynchronously, keyHashNow } from './fingerprint/sha256.js';
 import { defaultReplayPolicy, type ReplayPolicy } from './replay-policy.js';
 import { hasControlCharacter, type Scope, toScope } from './scope.js';
+import type { StoreOperation } from './storage/storage-operation.js';
 import {
   type ClaimInput,
   type IdempotencyRecord,
@@ -412,7 +413,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
   }
 
   /** A store call whose every failure leaves as a reported StorageError (a `.then`, not an async frame: it is on every request). */
-  function storeCall<T>(prepared: Prepared, stage: string, call: () => Promise<T>): Promise<T> {
+  function storeCall<T>(prepared: Prepared, stage: StoreOperation, call: () => Promise<T>): Promise<T> {
     const fail = (error: unknown): never => {
       const wrapped = toStorageError(store.name, stage, error);
       report(prepared, { type: 'storage_error', stage, error: wrapped });

@@ -1,3 +1,5 @@
+import type { Clock } from './clock.js';
+import type { StoreOperation } from './storage/storage-operation.js';
 import type { TerminalState } from './store.js';
 
 /** Fields every idempotency event carries. Keys appear only as `keyHash`, never raw. */
@@ -32,7 +34,7 @@ export type IdempotencyEvent = IdempotencyEventBase &
         readonly limitBytes: number;
         readonly strategy: 'omit' | 'reference';
       }
-    | { readonly type: 'storage_error'; readonly stage: string; readonly error: unknown }
+    | { readonly type: 'storage_error'; readonly stage: StoreOperation; readonly error: unknown }
   );
 
 /** Emitted by `purgeExpired`: cleanup volume. */
@@ -56,4 +58,26 @@ export function emitSafely<E>(listener: EventListener<E> | undefined, event: E):
   } catch {
     // A failing metrics sink must not turn a committed payment into an error.
   }
+}
+
+/** Each member of the event union `E` without `at` and without the fields `K` an emitter fills in. */
+export type EventBody<E, K extends PropertyKey = never> = E extends unknown ? Omit<E, 'at' | K> : never;
+
+/**
+ * A safe emitter of events stamped by the injected `clock`: `emit(body)` adds `at: clock.now()` and
+ * the fixed `fields` (a relay's id, a consumer's group) and calls `listener`, ignoring what it throws.
+ * Without a listener it does nothing, not even read the clock.
+ *
+ * ```ts
+ * const emit = eventEmitter<RelayEvent, 'relayId'>(options.onEvent, clock, { relayId: id });
+ * emit({ type: 'relay_started' });
+ * ```
+ */
+export function eventEmitter<E extends { readonly at: number }, K extends keyof E = never>(
+  listener: EventListener<E> | undefined,
+  clock: Pick<Clock, 'now'>,
+  fields?: Pick<E, K>,
+): (body: EventBody<E, K>) => void {
+  if (!listener) return () => undefined;
+  return (body) => emitSafely(listener, { ...fields, ...body, at: clock.now() } as unknown as E);
 }

@@ -1,6 +1,7 @@
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
-import { createIdempotency, memoryStore, otelMetrics } from '../src/index.js';
+import { createIdempotency, memoryStore } from '../src/index.js';
+import { otelMetrics } from '../src/otel.js';
 
 async function collect(run: (onEvent: ReturnType<typeof otelMetrics>) => Promise<void>) {
   const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);

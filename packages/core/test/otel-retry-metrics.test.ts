@@ -1,20 +1,17 @@
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { type ManualClock, manualClock } from '../src/index.js';
+import { type MeterLike, type OtelRetryMetricsOptions, otelRetryMetrics } from '../src/otel.js';
 import {
   type AttemptContext,
   circuitBreaker,
-  type ManualClock,
-  type MeterLike,
-  manualClock,
-  type OtelRetryMetricsOptions,
-  otelRetryMetrics,
   type RetryEvent,
   type RetryPolicyOptions,
   retry,
   retryBudget,
   retryPolicy,
-} from '../src/index.js';
+} from '../src/retry.js';
 import { drive } from './retry/drive.js';
 
 type Attributes = Record<string, string | number | boolean>;

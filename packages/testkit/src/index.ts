@@ -19,3 +19,15 @@ export {
   runOutboxSourceConformance,
   type SourceConformanceOptions as OutboxSourceConformanceOptions,
 } from './outbox-source-conformance.js';
+export { applyWithInbox, type MemoryBroker, memoryBroker, type Verdict } from './memory/memory-broker.js';
+export { type MemoryOutbox, type MemoryOutboxOptions, type MemoryOutboxRow, memoryOutbox } from './memory/memory-outbox.js';
+export {
+  isMemoryTransaction,
+  type MemoryTransaction,
+  type MemoryTransactions,
+  memoryTransactions,
+} from './memory/memory-transactions.js';
+export { type MemoryInbox, type MemoryInboxOptions, type MemoryInboxRecord, memoryInbox } from './memory/memory-inbox.js';
+export { type OutboxConformanceOptions, type OutboxWriterUnderTest, runOutboxConformance } from './outbox-conformance.js';
+export { type InboxConformanceOptions, type InboxSetup, type InboxUnderTest, runInboxConformance } from './inbox-conformance.js';
+export { expectCode } from './expect-code.js';

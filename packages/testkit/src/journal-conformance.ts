@@ -1,5 +1,6 @@
-import { isOncelyError, type JournalEntry, type JsonValue, type OperationJournal } from '@oncely/core';
+import type { JournalEntry, JsonValue, OperationJournal } from '@oncely/core/adapter';
 import { resourceTest } from './clause.js';
+import { expectCode } from './expect-code.js';
 import { sleep, type TestRunner, uniqueKey } from './runner.js';
 import fc from 'fast-check';
 
@@ -24,17 +25,6 @@ export interface JournalConformanceOptions<J extends OperationJournal> {
   readonly numRuns?: number;
   /** Per-test timeout in ms (default 30 000). */
   readonly timeoutMs?: number;
-}
-
-/** Rejects if `promise` does not fail with an oncely error of `code`. */
-async function expectCode(promise: Promise<unknown>, code: string): Promise<void> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isOncelyError(error) && error.code === code) return;
-    throw new Error(`expected oncely error ${code}, got ${String(error)}`);
-  }
-  throw new Error(`expected oncely error ${code}, but the call succeeded`);
 }
 
 const receipt: JsonValue = { id: 'pay_1', amount: '10.00', note: 'naïve café ✓ 😀', nested: [1, 2.5, null, true] };

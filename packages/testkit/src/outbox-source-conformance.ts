@@ -1,4 +1,4 @@
-import type { ClaimedEvent, NewOutboxEvent, OutboxEvent, OutboxSource } from '@oncely/core';
+import type { ClaimedEvent, NewOutboxEvent, OutboxEvent, OutboxSource } from '@oncely/core/adapter';
 import { resourceTest } from './clause.js';
 import { sleep, type TestRunner } from './runner.js';
 

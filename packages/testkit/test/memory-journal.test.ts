@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { manualClock, memoryJournal } from '@oncely/core';
+import { manualClock } from '@oncely/core';
+import { memoryJournal } from '@oncely/core/journal';
 import { runJournalConformance } from '../src/index.js';
 
 const clock = manualClock(Date.UTC(2026, 0, 1));

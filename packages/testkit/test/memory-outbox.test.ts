@@ -1,20 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '@oncely/core';
-// The reference outbox is a test helper of core's relay tests; it must keep the same contract.
-import { memoryOutbox } from '../../core/test/outbox/memory-outbox.js';
-import { runOutboxSourceConformance } from '../src/index.js';
+import { memoryOutbox, type MemoryTransaction, runOutboxConformance, runOutboxSourceConformance } from '../src/index.js';
 
 const clock = manualClock(Date.UTC(2026, 0, 1));
 
-// The test outbox the relay tests rely on must itself keep the contract every adapter keeps.
+// The reference outbox the relay tests rely on must itself keep the contract every adapter keeps.
 runOutboxSourceConformance({ describe, it, expect }, {
   name: 'memory outbox (manual clock)',
   advanceTime: (ms) => clock.advance(ms),
   createOutbox: async () => {
-    const outbox = memoryOutbox(clock);
+    const outbox = memoryOutbox({ clock });
     return {
       source: outbox.source,
-      enqueue: async (event) => outbox.enqueue(event),
+      enqueue: async (event) => outbox.add(event),
       inspect: async (eventId) => {
         const row = outbox.rows.find((r) => r.event.eventId === eventId);
         return (
@@ -26,6 +24,21 @@ runOutboxSourceConformance({ describe, it, expect }, {
           }
         );
       },
+    };
+  },
+});
+
+runOutboxConformance<MemoryTransaction>({ describe, it, expect }, {
+  name: 'memory outbox',
+  createOutbox: async () => {
+    const outbox = memoryOutbox({ clock });
+    // The caller's business table: rows staged in the same memory transactions as the events.
+    const rows = new Set<string>();
+    return {
+      outbox,
+      transaction: (work) => outbox.transactions.transaction(work),
+      write: async (tx, id) => tx.onCommit(() => rows.add(id)),
+      read: async (id) => rows.has(id),
     };
   },
 });

@@ -1,4 +1,4 @@
-import { fullJitter } from '@oncely/core';
+import { fullJitter } from '@oncely/core/retry';
 import type { SeededRandom } from './seeded-random.js';
 
 /** The five schedules of the experiment. */

@@ -1,4 +1,4 @@
-import { fullJitter, retryPolicy } from '@oncely/core';
+import { fullJitter, retryPolicy } from '@oncely/core/retry';
 import { eventQueue } from './event-queue.js';
 import { type QuotaName, retryQuota } from './retry-quotas.js';
 import { seededRandom } from './seeded-random.js';

@@ -1,4 +1,5 @@
-import { type Clock, retryBudget } from '@oncely/core';
+import type { Clock } from '@oncely/core';
+import { retryBudget } from '@oncely/core/retry';
 
 /** Decides whether a failed attempt may be retried, and hears how requests end. */
 export interface RetryQuota {

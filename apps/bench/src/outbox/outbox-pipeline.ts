@@ -1,4 +1,4 @@
-import { createRelay, type Relay } from '@oncely/core';
+import { createRelay, type Relay } from '@oncely/core/outbox';
 import { postgresInbox, postgresOutbox, sqlDriver } from '@oncely/postgres';
 import { partitionOf, type RedisStreamConsumer, redisStreamConsumer, redisStreamPublisher } from '@oncely/redis';
 import type { Redis } from 'ioredis';

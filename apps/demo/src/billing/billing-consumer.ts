@@ -1,4 +1,4 @@
-import type { Inbox } from '@oncely/core';
+import type { Inbox } from '@oncely/core/outbox';
 import type { Database, Queryable } from '../database/database.js';
 import { ACK_MESSAGE, INSERT_INVOICE_LINE, PENDING_MESSAGES } from '../database/sql.js';
 import type { ArmedFaults } from '../faults/armed-faults.js';

@@ -1,4 +1,4 @@
-import type { OutboxEvent, PublishOutcome, Publisher } from '@oncely/core';
+import type { OutboxEvent, PublishOutcome, Publisher } from '@oncely/core/outbox';
 import type { Database } from '../database/database.js';
 import { PUBLISH_MESSAGE } from '../database/sql.js';
 import type { ArmedFaults } from '../faults/armed-faults.js';

@@ -1,4 +1,4 @@
-import type { OutboxSource } from '@oncely/core';
+import type { OutboxSource } from '@oncely/core/outbox';
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../database/database.js';
 import { BROKER_COUNTS, RECENT_ACCOUNTS } from '../database/sql.js';

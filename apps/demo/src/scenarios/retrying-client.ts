@@ -1,4 +1,11 @@
-import { type Classifier, classifyError, classifyStatus, type RetryOutcome, type RetryPolicyOptions, retry } from '@oncely/core';
+import {
+  type Classifier,
+  classifyError,
+  classifyStatus,
+  type RetryOutcome,
+  type RetryPolicyOptions,
+  retry,
+} from '@oncely/core/retry';
 import { type ApiRequest, type Exchange, exchange } from './api-client.js';
 
 /** Thrown for an attempt that got no answer, so core's classifier sees the socket error's code. */

@@ -1,4 +1,5 @@
-import type { EngineEvent, Idempotency, IdempotencyStore, Inbox, OutboxSource } from '@oncely/core';
+import type { EngineEvent, Idempotency, IdempotencyStore } from '@oncely/core';
+import type { Inbox, OutboxSource } from '@oncely/core/outbox';
 import type { Queryable } from '../database/database.js';
 import type { EnqueuePayment } from '../payments/charge.js';
 

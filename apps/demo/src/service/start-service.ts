@@ -1,4 +1,4 @@
-import { createRelay, type Relay } from '@oncely/core';
+import { createRelay, type Relay } from '@oncely/core/outbox';
 import { type BillingConsumer, startBillingConsumer } from '../billing/billing-consumer.js';
 import { queuePublisher } from '../billing/queue-publisher.js';
 import type { ServiceConfig } from '../cli/service-config.js';

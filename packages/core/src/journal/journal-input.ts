@@ -1,12 +1,11 @@
 import { OncelyError } from '../errors.js';
 import { canonicalize } from '../fingerprint/canonicalize.js';
-import { assertValidKey } from '../scope.js';
+import { integerOption, numberOption } from '../options/option-checks.js';
+import { assertValidKey, hasControlCharacter } from '../scope.js';
 import type { BeginOptions, JournalOutcome, JsonValue, ListUnresolvedOptions, PurgeSettledOptions } from './journal.js';
 
 /** Longest operation id accepted, in UTF-16 code units. */
 export const MAX_OPERATION_ID_LENGTH = 255;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]|[\uD800-\uDFFF]/u;
 
 /**
  * Checks an operation id (1–255 characters, no control characters or lone surrogates) before any
@@ -17,7 +16,7 @@ export function assertValidOperationId(operationId: unknown): asserts operationI
     typeof operationId !== 'string' ||
     operationId.length === 0 ||
     operationId.length > MAX_OPERATION_ID_LENGTH ||
-    CONTROL_CHARACTER.test(operationId)
+    hasControlCharacter(operationId)
   ) {
     throw new OncelyError(
       'invalid_operation_id',
@@ -63,16 +62,16 @@ export function resolveOutcome(outcome: JournalOutcome): {
 /** Validates `listUnresolved` options and applies the default limit (100). */
 export function resolveListUnresolved(options: ListUnresolvedOptions): { staleAfterMs: number; limit: number } {
   return {
-    staleAfterMs: nonNegative('staleAfterMs', options?.staleAfterMs),
-    limit: positiveInteger('limit', options?.limit ?? 100),
+    staleAfterMs: numberOption('oncely: staleAfterMs', options?.staleAfterMs),
+    limit: integerOption('oncely: limit', options?.limit ?? 100),
   };
 }
 
 /** Validates `purgeSettled` options and applies the default limit (1 000). */
 export function resolvePurgeSettled(options: PurgeSettledOptions): { olderThanMs: number; limit: number } {
   return {
-    olderThanMs: nonNegative('olderThanMs', options?.olderThanMs),
-    limit: positiveInteger('limit', options?.limit ?? 1_000),
+    olderThanMs: numberOption('oncely: olderThanMs', options?.olderThanMs),
+    limit: integerOption('oncely: limit', options?.limit ?? 1_000),
   };
 }
 
@@ -81,18 +80,4 @@ function toJsonText(value: JsonValue | undefined): string | undefined {
   if (value === undefined) return undefined;
   canonicalize(value);
   return JSON.stringify(value);
-}
-
-function nonNegative(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new OncelyError('invalid_option', `oncely: ${name} must be a non-negative number of milliseconds, got ${value}`);
-  }
-  return value;
-}
-
-function positiveInteger(name: string, value: unknown): number {
-  if (!Number.isInteger(value) || (value as number) <= 0) {
-    throw new OncelyError('invalid_option', `oncely: ${name} must be a positive integer, got ${value}`);
-  }
-  return value as number;
 }

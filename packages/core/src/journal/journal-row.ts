@@ -1,5 +1,5 @@
-import { OncelyError } from '../errors.js';
-import type { JournalEntry, JournalState } from './journal.js';
+import { corruptRecord } from '../errors.js';
+import type { JournalEntry, JournalState, JsonValue } from './journal.js';
 
 /** A journal entry as storage keeps it: JSON as text, times in epoch milliseconds. For journal implementers. */
 export interface JournalRow {
@@ -18,17 +18,29 @@ export interface JournalRow {
 /** Final states: once recorded, nothing changes them. */
 export const FINAL_JOURNAL_STATES: ReadonlySet<JournalState> = new Set<JournalState>(['succeeded', 'failed']);
 
-/** Builds the public entry from a stored row, parsing JSON afresh so no caller shares an object. */
+/** Parses JSON text storage holds; text that does not parse was not written by a journal. */
+function parseStored(text: string, field: string): JsonValue {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    throw corruptRecord(`the journal entry's ${field} is not JSON`);
+  }
+}
+
+/**
+ * Builds the public entry from a stored row, parsing JSON afresh so no caller shares an object. A
+ * row this code cannot read throws a `corruptRecord`: call it inside the journal's storage call.
+ */
 export function toJournalEntry(row: JournalRow): JournalEntry {
   const base = {
     operationId: row.operationId,
     key: row.key,
     attempts: row.attempts,
-    ...(row.requestJson == null ? {} : { request: JSON.parse(row.requestJson) }),
+    ...(row.requestJson == null ? {} : { request: parseStored(row.requestJson, 'request') }),
     createdAt: new Date(row.createdAt),
     updatedAt: new Date(row.updatedAt),
   };
-  const data = row.dataJson == null ? undefined : JSON.parse(row.dataJson);
+  const data = row.dataJson == null ? undefined : parseStored(row.dataJson, 'outcome');
   switch (row.state) {
     case 'pending':
       return { ...base, state: 'pending' };
@@ -40,6 +52,6 @@ export function toJournalEntry(row: JournalRow): JournalEntry {
       return { ...base, state: 'failed', ...(data === undefined ? {} : { error: data }) };
     default:
       // Storage written by something else: refuse to guess what it means.
-      throw new OncelyError('invalid_option', `oncely: unknown journal state "${String(row.state)}"`);
+      throw corruptRecord(`unknown journal state "${String(row.state)}"`);
   }
 }

@@ -1,9 +1,8 @@
 import { OncelyError, type OncelyErrorCode } from '../errors.js';
+import { hasControlCharacter } from '../scope.js';
 
 /** Longest event id, aggregate type or id, event type or consumer name accepted. */
 export const MAX_IDENTIFIER_LENGTH = 255;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]|[\uD800-\uDFFF]/u;
 
 /**
  * Checks a name used as identity (event id, aggregate, event type, consumer): 1–255 characters, no
@@ -13,7 +12,7 @@ export function assertIdentifier(code: OncelyErrorCode, field: string, value: un
   if (typeof value !== 'string' || value.length === 0) {
     throw new OncelyError(code, `oncely: ${field} must be a non-empty string`);
   }
-  if (value.length > MAX_IDENTIFIER_LENGTH || CONTROL_CHARACTER.test(value)) {
+  if (value.length > MAX_IDENTIFIER_LENGTH || hasControlCharacter(value)) {
     throw new OncelyError(
       code,
       `oncely: ${field} must be at most ${MAX_IDENTIFIER_LENGTH} characters with no control characters or lone surrogates`,

@@ -1,3 +1,5 @@
+import type { OutboxStage } from '../storage/storage-operation.js';
+
 /** Which event of the outbox a relay event is about. `eventId` is for logs, never a metric label. */
 export interface RelayEventSubject {
   readonly eventId: string;
@@ -7,8 +9,8 @@ export interface RelayEventSubject {
   readonly attempt: number;
 }
 
-/** Where a relay met a storage or wake-up failure. */
-export type RelayStage = 'claim' | 'mark' | 'reschedule' | 'dead_letter' | 'release' | 'stats' | 'purge' | 'subscribe';
+/** Where a relay met a storage or wake-up failure: the `OutboxSource` method it called. */
+export type RelayStage = OutboxStage;
 
 /** Everything a relay reports through `onEvent`. */
 export type RelayEvent = { readonly at: number; readonly relayId: string } & (
@@ -34,7 +36,7 @@ export type RelayEvent = { readonly at: number; readonly relayId: string } & (
   | {
       /** Another relay took these events over after this relay's lease lapsed: it will publish them. */
       readonly type: 'outbox_lease_lost';
-      readonly stage: 'reschedule' | 'dead_letter' | 'release';
+      readonly stage: Extract<RelayStage, 'reschedule' | 'deadLetter' | 'release'>;
       readonly count: number;
     }
   | {

@@ -1,6 +1,6 @@
 import { type Clock, systemClock } from '../clock.js';
-import { OncelyError } from '../errors.js';
 import type { EventListener } from '../events.js';
+import { integerOption, invalidOption } from '../options/option-checks.js';
 import { type BackoffOptions, fullJitter } from '../retry/full-jitter.js';
 import { assertIdentifier } from './identifier.js';
 import type { OutboxSource } from './outbox-source.js';
@@ -69,14 +69,8 @@ export interface ResolvedRelayOptions {
   readonly onEvent: EventListener<RelayEvent> | undefined;
 }
 
-function invalid(message: string): OncelyError {
-  return new OncelyError('invalid_option', `oncely: createRelay ${message}`);
-}
-
-function integer(name: string, value: number, minimum: number): number {
-  if (!Number.isSafeInteger(value) || value < minimum) throw invalid(`${name} must be an integer >= ${minimum}, got ${value}`);
-  return value;
-}
+const invalid = (message: string) => invalidOption('oncely: createRelay', message);
+const integer = (name: string, value: number, minimum: number) => integerOption(`oncely: createRelay ${name}`, value, minimum);
 
 function backoffOf(name: string, value: BackoffOptions): BackoffOptions {
   if (!(value.baseMs > 0)) throw invalid(`${name}.baseMs must be positive, got ${value.baseMs}`);

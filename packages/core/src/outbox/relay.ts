@@ -1,6 +1,8 @@
 import { OncelyError, toStorageError } from '../errors.js';
-import { emitSafely } from '../events.js';
+import { eventEmitter } from '../events.js';
+import { backgroundLoop, type LoopStatus } from '../loop/background-loop.js';
 import { fullJitter } from '../retry/full-jitter.js';
+import { storageGuard } from '../storage/storage-call.js';
 import type { ClaimedEvent } from './outbox-event.js';
 import type { OutboxWakeUp } from './outbox-source.js';
 import type { PublishOutcome } from './publisher.js';
@@ -8,7 +10,7 @@ import type { RelayEvent, RelayStage } from './relay-events.js';
 import { type RelayOptions, resolveRelayOptions } from './relay-options.js';
 
 /** Where a relay is in its life: `idle` until `start()`, `stopped` for good after `stop()`. */
-export type RelayStatus = 'idle' | 'running' | 'stopping' | 'stopped';
+export type RelayStatus = LoopStatus;
 
 /** What one claim-publish-mark round did. */
 export interface RelayBatch {
@@ -48,7 +50,6 @@ const MAX_EXPONENT = 30;
 const ignore = () => undefined;
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-type EventBody = RelayEvent extends infer E ? (E extends unknown ? Omit<E, 'at' | 'relayId'> : never) : never;
 
 /**
  * Creates an outbox relay. Several relays may run against one outbox: the source's claim hands each
@@ -69,15 +70,12 @@ type EventBody = RelayEvent extends infer E ? (E extends unknown ? Omit<E, 'at' 
 export function createRelay(options: RelayOptions): Relay {
   const config = resolveRelayOptions(options);
   const { source, publisher, clock, random, id, maxAttempts, backoff } = config;
-  let status: RelayStatus = 'idle';
-  let loopDone: Promise<void> | undefined;
   let releasedOnStop = 0;
-  // Aborted by stop(): ends idle waits at once.
-  const wake = new AbortController();
   // Aborted when stop()'s grace period ends: gives up on the publish in flight.
   const hardStop = new AbortController();
 
-  const emit = (body: EventBody) => emitSafely(config.onEvent, { at: clock.now(), relayId: id, ...body } as RelayEvent);
+  const emit = eventEmitter<RelayEvent, 'relayId'>(config.onEvent, clock, { relayId: id });
+  const storageCall = storageGuard(source.name);
   const describe = (event: ClaimedEvent) => ({
     eventId: event.eventId,
     aggregateType: event.aggregateType,
@@ -85,18 +83,10 @@ export function createRelay(options: RelayOptions): Relay {
     attempt: event.attempt,
   });
 
-  async function storage<T>(stage: RelayStage, call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
-      throw toStorageError(source.name, stage, error);
-    }
-  }
-
   /** Runs a bookkeeping write; on failure the leases lapse and another claim retries, so report and go on. */
   async function bookkeeping<T>(stage: RelayStage, fallback: T, call: () => Promise<T>): Promise<T> {
     try {
-      return await storage(stage, call);
+      return await storageCall(`outbox.${stage}`, call);
     } catch (error) {
       emit({ type: 'relay_error', stage, error, retryInMs: config.leaseMs });
       return fallback;
@@ -106,14 +96,13 @@ export function createRelay(options: RelayOptions): Relay {
   async function publish(events: readonly ClaimedEvent[]): Promise<readonly PublishOutcome[]> {
     const controller = new AbortController();
     const timer = new AbortController();
-    const onStop = () =>
-      controller.abort(new OncelyError('publish_aborted', 'oncely: the relay stopped before the broker answered'));
+    const onStop = () => controller.abort(new OncelyError('aborted', 'oncely: the relay stopped before the broker answered'));
     hardStop.signal.addEventListener('abort', onStop, { once: true });
     if (hardStop.signal.aborted) onStop();
     clock.sleep(config.publishTimeoutMs, timer.signal).then(
       () =>
         controller.abort(
-          new OncelyError('publish_aborted', `oncely: the broker did not answer within ${config.publishTimeoutMs} ms`),
+          new OncelyError('attempt_timeout', `oncely: the broker did not answer within ${config.publishTimeoutMs} ms`),
         ),
       ignore,
     );
@@ -125,7 +114,7 @@ export function createRelay(options: RelayOptions): Relay {
       const outcomes = await Promise.race([publisher.publish(events, controller.signal), aborted]);
       if (!Array.isArray(outcomes) || outcomes.length !== events.length) {
         const error = new OncelyError(
-          'invalid_option',
+          'invalid_state',
           `oncely: publisher ${publisher.name} must answer one outcome per event (${events.length})`,
         );
         return events.map(() => ({ kind: 'failed', error }));
@@ -140,7 +129,7 @@ export function createRelay(options: RelayOptions): Relay {
   }
 
   async function cycle(stopping: () => boolean): Promise<RelayBatch> {
-    const claimed = await storage('claim', () => source.claim({ owner: id, limit: config.batchSize, leaseMs: config.leaseMs }));
+    const claimed = await storageCall('outbox.claim', () => source.claim({ owner: id, limit: config.batchSize, leaseMs: config.leaseMs }));
     const batch: Mutable<RelayBatch> = {
       claimed: claimed.length,
       published: 0,
@@ -159,7 +148,7 @@ export function createRelay(options: RelayOptions): Relay {
       .filter((event) => event.attempt > maxAttempts)
       .map((event) => ({
         event,
-        error: new OncelyError('publish_aborted', `oncely: ${maxAttempts} attempts ended without an answer (relay crashes or stalls)`),
+        error: new OncelyError('attempt_timeout', `oncely: ${maxAttempts} attempts ended without an answer (relay crashes or stalls)`),
       }));
     const ready = claimed.filter((event) => event.attempt <= maxAttempts);
     const outcomes = ready.length > 0 ? await publish(ready) : [];
@@ -178,7 +167,7 @@ export function createRelay(options: RelayOptions): Relay {
     });
 
     if (published.length > 0) {
-      const marked = await bookkeeping('mark', false, async () => {
+      const marked = await bookkeeping('markPublished', false, async () => {
         await source.markPublished(published.map((event) => event.eventId));
         return true;
       });
@@ -202,21 +191,21 @@ export function createRelay(options: RelayOptions): Relay {
       }
     }
     if (letters.length > 0) {
-      const parked = await bookkeeping('dead_letter', 0, () =>
+      const parked = await bookkeeping('deadLetter', 0, () =>
         source.deadLetter({
           owner: id,
           letters: letters.map(({ event, error }) => ({ eventId: event.eventId, error: messageOf(error) })),
         }),
       );
       batch.deadLettered = parked;
-      lost(batch, 'dead_letter', letters.length, parked);
+      lost(batch, 'deadLetter', letters.length, parked);
       for (const { event, error } of letters) emit({ type: 'outbox_dead_lettered', ...describe(event), error });
     }
     if (unconfirmed.length > 0) batch.released = await release(unconfirmed, batch);
     return batch;
   }
 
-  function lost(batch: Mutable<RelayBatch>, stage: 'reschedule' | 'dead_letter' | 'release', asked: number, done: number) {
+  function lost(batch: Mutable<RelayBatch>, stage: 'reschedule' | 'deadLetter' | 'release', asked: number, done: number) {
     if (done >= asked) return;
     batch.leaseLost += asked - done;
     emit({ type: 'outbox_lease_lost', stage, count: asked - done });
@@ -241,7 +230,7 @@ export function createRelay(options: RelayOptions): Relay {
     if (config.purge && now >= due.purge) {
       const { retainMs, intervalMs, limit } = config.purge;
       due.purge = now + intervalMs;
-      const count = await bookkeeping('purge', undefined, () => source.purgePublished({ olderThanMs: retainMs, limit }));
+      const count = await bookkeeping('purgePublished', undefined, () => source.purgePublished({ olderThanMs: retainMs, limit }));
       if (count !== undefined) emit({ type: 'outbox_purged', count });
     }
   }
@@ -255,81 +244,79 @@ export function createRelay(options: RelayOptions): Relay {
       emit({
         type: 'relay_error',
         stage: 'subscribe',
-        error: toStorageError(source.name, 'subscribe', error),
+        error: toStorageError(source.name, 'outbox.subscribe', error),
         retryInMs: config.errorBackoff.capMs,
       });
       return undefined;
     }
   }
 
-  async function loop(): Promise<void> {
-    let wakeUp = await subscribe();
-    let resubscribeAt = clock.now() + config.errorBackoff.capMs;
-    const due = { stats: clock.now(), purge: clock.now() };
-    let failures = 0;
+  // The loop's state between rounds: the wake-up, when to try subscribing again, housekeeping deadlines.
+  let wakeUp: OutboxWakeUp | undefined;
+  let resubscribeAt = 0;
+  const due = { stats: 0, purge: 0 };
+
+  /** Waits for new events after a round that claimed none: a wake-up if there is one, else the poll interval. */
+  async function idle(): Promise<void> {
+    if (!wakeUp && source.subscribe && clock.now() >= resubscribeAt) {
+      resubscribeAt = clock.now() + config.errorBackoff.capMs;
+      wakeUp = await subscribe();
+    }
+    if (!wakeUp) return loop.pause(config.pollIntervalMs);
     try {
-      while (status === 'running') {
-        await housekeeping(due);
-        let batch: RelayBatch;
-        try {
-          batch = await cycle(() => status !== 'running');
-          failures = 0;
-        } catch (error) {
-          failures += 1;
-          const retryInMs = fullJitter(Math.min(failures - 1, MAX_EXPONENT), config.errorBackoff, random);
-          emit({ type: 'relay_error', stage: 'claim', error, retryInMs });
-          await clock.sleep(retryInMs, wake.signal).catch(ignore);
-          continue;
-        }
-        if (batch.claimed > 0 || status !== 'running') continue;
-        if (!wakeUp && source.subscribe && clock.now() >= resubscribeAt) {
-          resubscribeAt = clock.now() + config.errorBackoff.capMs;
-          wakeUp = await subscribe();
-        }
-        if (wakeUp) {
-          try {
-            await wakeUp.wait(config.pollIntervalMs, wake.signal);
-          } catch (error) {
-            // A wake-up that breaks its promise never to reject is dropped: the relay polls instead.
-            emit({ type: 'relay_error', stage: 'subscribe', error, retryInMs: config.pollIntervalMs });
-            await wakeUp.close().catch(ignore);
-            wakeUp = undefined;
-          }
-        } else await clock.sleep(config.pollIntervalMs, wake.signal).catch(ignore);
-      }
-    } finally {
-      await wakeUp?.close().catch(ignore);
-      status = 'stopped';
-      emit({ type: 'relay_stopped', released: releasedOnStop });
+      await wakeUp.wait(config.pollIntervalMs, loop.stopSignal);
+    } catch (error) {
+      // A wake-up that breaks its promise never to reject is dropped: the relay polls instead.
+      emit({ type: 'relay_error', stage: 'subscribe', error, retryInMs: config.pollIntervalMs });
+      await wakeUp.close().catch(ignore);
+      wakeUp = undefined;
     }
   }
+
+  const loop = backgroundLoop({
+    label: `oncely: relay ${id}`,
+    kind: 'relay',
+    clock,
+    random,
+    backoff: config.errorBackoff,
+    async beforeRounds() {
+      wakeUp = await subscribe();
+      resubscribeAt = clock.now() + config.errorBackoff.capMs;
+      due.stats = due.purge = clock.now();
+    },
+    async round() {
+      await housekeeping(due);
+      const batch = await cycle(() => loop.status !== 'running');
+      if (batch.claimed === 0 && loop.status === 'running') await idle();
+    },
+    // Only the claim can fail a round: every bookkeeping write reports its own failure and goes on.
+    onFailure: (error, retryInMs) => emit({ type: 'relay_error', stage: 'claim', error, retryInMs }),
+    async afterRounds() {
+      await wakeUp?.close().catch(ignore);
+      emit({ type: 'relay_stopped', released: releasedOnStop });
+    },
+  });
 
   return {
     id,
     get status() {
-      return status;
+      return loop.status;
     },
     start() {
-      if (status !== 'idle') throw new OncelyError('invalid_state', `oncely: relay ${id} is ${status}; start() needs an idle relay`);
-      status = 'running';
+      loop.assertIdle('start');
+      // Reported before the loop's first step, which may already report a failed subscribe.
       emit({ type: 'relay_started' });
-      loopDone = loop();
+      void loop.start();
     },
     async stop(stopOptions = {}) {
       const timeoutMs = stopOptions.timeoutMs ?? 10_000;
-      if (status === 'idle') status = 'stopped';
-      if (status === 'running') {
-        status = 'stopping';
-        wake.abort();
-        const grace = new AbortController();
-        clock.sleep(timeoutMs, grace.signal).then(() => hardStop.abort(), ignore);
-        await loopDone;
-        grace.abort();
-      }
-      await loopDone;
+      const grace = new AbortController();
+      if (loop.status === 'running') clock.sleep(timeoutMs, grace.signal).then(() => hardStop.abort(), ignore);
+      await loop.stop();
+      grace.abort();
     },
     async runOnce() {
-      if (status !== 'idle') throw new OncelyError('invalid_state', `oncely: relay ${id} is ${status}; runOnce() needs an idle relay`);
+      loop.assertIdle('runOnce');
       return cycle(() => false);
     },
   };

@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from '../clock.js';
 import { OncelyError } from '../errors.js';
 import { emitSafely, type EventListener } from '../events.js';
+import { integerOption } from '../options/option-checks.js';
 import type { BreakerState, RetryEvent } from './events.js';
 import { type SlidingWindow, slidingWindow } from './sliding-window.js';
 
@@ -52,12 +53,7 @@ export interface CircuitBreaker {
   execute<T>(fn: () => Promise<T>): Promise<T>;
 }
 
-function positiveInteger(name: string, value: unknown): number {
-  if (!Number.isInteger(value) || (value as number) < 1) {
-    throw new OncelyError('invalid_option', `oncely: circuitBreaker ${name} must be a positive integer, got ${value}`);
-  }
-  return value as number;
-}
+const positiveInteger = (name: string, value: unknown) => integerOption(`oncely: circuitBreaker ${name}`, value);
 
 /**
  * Creates a circuit breaker. Closed: calls pass and outcomes are counted. Open: calls are rejected

@@ -1,5 +1,5 @@
 import { type Clock, systemClock } from '../clock.js';
-import { OncelyError } from '../errors.js';
+import { integerOption, numberOption } from '../options/option-checks.js';
 import { slidingWindow } from './sliding-window.js';
 
 /** Options of {@link retryBudget}. */
@@ -37,18 +37,9 @@ export function retryBudget(options: RetryBudgetOptions = {}): RetryBudget {
   const minRetriesPerSec = options.minRetriesPerSec ?? 1;
   const windowMs = options.windowMs ?? 10_000;
   const clock = options.clock ?? systemClock;
-  if (typeof ratio !== 'number' || !Number.isFinite(ratio) || ratio < 0) {
-    throw new OncelyError('invalid_option', `oncely: retryBudget ratio must be a finite number >= 0, got ${ratio}`);
-  }
-  if (typeof minRetriesPerSec !== 'number' || !Number.isFinite(minRetriesPerSec) || minRetriesPerSec < 0) {
-    throw new OncelyError(
-      'invalid_option',
-      `oncely: retryBudget minRetriesPerSec must be a finite number >= 0, got ${minRetriesPerSec}`,
-    );
-  }
-  if (!Number.isInteger(windowMs) || windowMs < 1) {
-    throw new OncelyError('invalid_option', `oncely: retryBudget windowMs must be a positive integer, got ${windowMs}`);
-  }
+  numberOption('oncely: retryBudget ratio', ratio);
+  numberOption('oncely: retryBudget minRetriesPerSec', minRetriesPerSec);
+  integerOption('oncely: retryBudget windowMs', windowMs);
   const reserve = (minRetriesPerSec * windowMs) / 1_000;
   const window = slidingWindow(windowMs, ['requests', 'retries'] as const);
   const balanceAt = (now: number) => {

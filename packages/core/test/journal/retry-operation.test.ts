@@ -1,15 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { isOncelyError, isStorageError, manualClock, StorageError } from '../../src/index.js';
 import {
-  isOncelyError,
-  isStorageError,
-  manualClock,
   memoryJournal,
   type OperationAttemptContext,
   type OperationJournal,
   retryOperation,
-  retryPolicy,
-  StorageError,
-} from '../../src/index.js';
+} from '../../src/journal.js';
+import { retryPolicy } from '../../src/retry.js';
 import { drive } from '../retry/drive.js';
 
 const status = (code: number) => new Response(null, { status: code });
@@ -127,7 +124,7 @@ describe('retryOperation', () => {
       name: 'broken',
       begin: journal.begin,
       recordAttempt: async () => {
-        throw new StorageError('broken', 'recordAttempt', new Error('connection lost'));
+        throw new StorageError('broken', 'journal.recordAttempt', new Error('connection lost'));
       },
     };
     let calls = 0;

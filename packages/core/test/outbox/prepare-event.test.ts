@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assertInboxInput, prepareOutboxEvent } from '../../src/index.js';
+import { assertInboxInput, prepareOutboxEvent } from '../../src/adapter.js';
 
 const valid = { aggregateType: 'order', aggregateId: 'ord_1', eventType: 'order.created.v1', payload: { total: '10.00' } };
 const invalidEvent = expect.objectContaining({ code: 'invalid_event' });

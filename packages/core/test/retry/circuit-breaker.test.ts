@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { circuitBreaker, isOncelyError, manualClock, type RetryEvent } from '../../src/index.js';
+import { isOncelyError, manualClock } from '../../src/index.js';
+import { circuitBreaker, type RetryEvent } from '../../src/retry.js';
 
 function setup(options: Parameters<typeof circuitBreaker>[0] = {}) {
   const clock = manualClock(0);

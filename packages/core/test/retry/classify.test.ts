@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { classifyError, classifyStatus, defaultClassify, OncelyError } from '../../src/index.js';
+import { OncelyError } from '../../src/index.js';
+import { classifyError, classifyStatus, defaultClassify } from '../../src/retry.js';
 
 const now = 0;
 

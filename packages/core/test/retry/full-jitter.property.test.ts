@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fullJitter, isOncelyError } from '../../src/index.js';
+import { isOncelyError } from '../../src/index.js';
+import { fullJitter } from '../../src/retry.js';
 
 const bounds = fc
   .tuple(fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 0, max: 1_000_000 }))

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseRetryAfter } from '../../src/index.js';
+import { parseRetryAfter } from '../../src/retry.js';
 
 const now = Date.UTC(1994, 10, 6, 8, 49, 0);
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isOncelyError, manualClock, retryBudget } from '../../src/index.js';
+import { isOncelyError, manualClock } from '../../src/index.js';
+import { retryBudget } from '../../src/retry.js';
 
 /** Time gaps between events, each a request (deposit) or a retry (withdrawal). */
 const steps = fc.array(

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isOncelyError, retry, retryPolicy } from '../../src/index.js';
+import { isOncelyError } from '../../src/index.js';
+import { retry, retryPolicy } from '../../src/retry.js';
 
 function rejection(create: () => unknown): Error {
   try {

@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { isOncelyError, manualClock } from '../../src/index.js';
 import {
   type AttemptContext,
   circuitBreaker,
-  isOncelyError,
-  manualClock,
   type RetryEvent,
   retry,
   retryBudget,
   retryPolicy,
-} from '../../src/index.js';
+} from '../../src/retry.js';
 import { drive } from './drive.js';
 
 const status = (code: number, headers: Record<string, string> = {}) => new Response(null, { status: code, headers });

@@ -1,4 +1,5 @@
-import { FINAL_JOURNAL_STATES, type JournalEntry, type resolveOutcome } from '@oncely/core';
+import { FINAL_JOURNAL_STATES, type resolveOutcome } from '@oncely/core/adapter';
+import type { JournalEntry } from '@oncely/core/journal';
 import { ENTRY_FORMAT, type StoredEntry, toEntry } from './stored-entry.js';
 
 // How a stored entry changes, written once for both browser journals. Each change returns the next

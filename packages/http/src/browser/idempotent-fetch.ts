@@ -1,4 +1,6 @@
-import { assertValidOperationId, OncelyError, type RetryOutcome } from '@oncely/core';
+import { OncelyError } from '@oncely/core';
+import { assertValidOperationId } from '@oncely/core/adapter';
+import type { RetryOutcome } from '@oncely/core/retry';
 import { type IdempotentFetchOptions, idempotentFetch as fetchOnce } from '../client/idempotent-fetch.js';
 import { type LockMode, withOperationLock } from './operation-lock.js';
 

@@ -1,17 +1,6 @@
-import {
-  type Clock,
-  type JournalOutcome,
-  type OperationJournal,
-  assertValidOperationId,
-  operationNotBegun,
-  resolveBegin,
-  resolveListUnresolved,
-  resolveOutcome,
-  resolvePurgeSettled,
-  StorageError,
-  systemClock,
-  toStorageError,
-} from '@oncely/core';
+import { type Clock, type JournalOperation, StorageError, systemClock } from '@oncely/core';
+import { assertValidOperationId, operationNotBegun, resolveBegin, resolveListUnresolved, resolveOutcome, resolvePurgeSettled, toStorageError } from '@oncely/core/adapter';
+import type { JournalOutcome, OperationJournal } from '@oncely/core/journal';
 import { isPurgeable, newEntry, unresolvedOf, withAttempt, withOutcome, withUnknown } from './entry-changes.js';
 import { readStoredEntry, type StoredEntry, toEntry } from './stored-entry.js';
 
@@ -45,7 +34,7 @@ type Step = <R>(request: IDBRequest<R>, then: (result: R) => void) => void;
  * `durability: 'strict'`: the key is on disk before the first attempt is sent.
  *
  * An entry that is corrupt or in another format throws `UnreadableJournalEntryError`
- * (`journal_entry_unreadable`) and is left as it is; IndexedDB failures throw `StorageError`.
+ * (a `StorageError` coded `corrupt_record`) and is left as it is; IndexedDB failures throw `StorageError`.
  */
 export function indexedDbJournal(options: IndexedDbJournalOptions = {}): IndexedDbJournal {
   const database = options.database ?? 'oncely-journal';
@@ -76,7 +65,7 @@ export function indexedDbJournal(options: IndexedDbJournalOptions = {}): Indexed
 
   /** Runs `work` in one transaction and resolves with its result once the transaction has committed. */
   const transact = async <T>(
-    operation: string,
+    operation: JournalOperation,
     mode: IDBTransactionMode,
     work: (store: IDBObjectStore, step: Step, finish: (result: T) => void) => void,
   ): Promise<T> => {
@@ -128,15 +117,16 @@ export function indexedDbJournal(options: IndexedDbJournalOptions = {}): Indexed
     });
   };
 
-  const read = (operationId: string, stored: unknown) => readStoredEntry(ADAPTER, operationId, stored);
+  const read = (operation: JournalOperation, operationId: string, stored: unknown) =>
+    readStoredEntry(ADAPTER, operation, operationId, stored);
 
   /** Reads, changes and writes one entry in one transaction; a final entry is returned unchanged. */
-  const update = (operation: string, operationId: string, change: (entry: StoredEntry, now: number) => StoredEntry | undefined) => {
+  const update = (operation: JournalOperation, operationId: string, change: (entry: StoredEntry, now: number) => StoredEntry | undefined) => {
     assertValidOperationId(operationId);
     return transact(operation, 'readwrite', (store, step, finish: (entry: ReturnType<typeof toEntry>) => void) => {
       step(store.get(operationId), (stored) => {
         if (stored === undefined) throw operationNotBegun(ADAPTER, operationId);
-        const entry = read(operationId, stored);
+        const entry = read(operation, operationId, stored);
         const next = change(entry, clock.now());
         if (next === undefined) return finish(toEntry(entry));
         step(store.put(next), () => finish(toEntry(next)));
@@ -149,9 +139,9 @@ export function indexedDbJournal(options: IndexedDbJournalOptions = {}): Indexed
     database,
     async begin(operationId, beginOptions) {
       const { key, requestJson } = resolveBegin(operationId, beginOptions);
-      return transact('begin', 'readwrite', (store, step, finish) => {
+      return transact('journal.begin', 'readwrite', (store, step, finish) => {
         step(store.get(operationId), (stored) => {
-          if (stored !== undefined) return finish({ kind: 'resumed', entry: toEntry(read(operationId, stored)) });
+          if (stored !== undefined) return finish({ kind: 'resumed', entry: toEntry(read('journal.begin', operationId, stored)) });
           const entry = newEntry(operationId, key, requestJson, clock.now());
           step(store.add(entry), () => finish({ kind: 'started', entry: toEntry(entry) }));
         });
@@ -159,23 +149,23 @@ export function indexedDbJournal(options: IndexedDbJournalOptions = {}): Indexed
     },
     async get(operationId) {
       assertValidOperationId(operationId);
-      return transact('get', 'readonly', (store, step, finish) => {
-        step(store.get(operationId), (stored) => finish(stored === undefined ? undefined : toEntry(read(operationId, stored))));
+      return transact('journal.get', 'readonly', (store, step, finish) => {
+        step(store.get(operationId), (stored) => finish(stored === undefined ? undefined : toEntry(read('journal.get', operationId, stored))));
       });
     },
-    recordAttempt: (operationId) => update('recordAttempt', operationId, withAttempt),
+    recordAttempt: (operationId) => update('journal.recordAttempt', operationId, withAttempt),
     async complete(operationId, outcome: JournalOutcome) {
       const resolved = resolveOutcome(outcome);
-      return update('complete', operationId, (entry, now) => withOutcome(entry, resolved, now));
+      return update('journal.complete', operationId, (entry, now) => withOutcome(entry, resolved, now));
     },
-    markUnknown: (operationId, lastError) => update('markUnknown', operationId, (entry, now) => withUnknown(entry, lastError, now)),
+    markUnknown: (operationId, lastError) => update('journal.markUnknown', operationId, (entry, now) => withUnknown(entry, lastError, now)),
     async listUnresolved(listOptions) {
       const { staleAfterMs, limit } = resolveListUnresolved(listOptions);
       const staleBefore = clock.now() - staleAfterMs;
-      return transact('listUnresolved', 'readonly', (store, step, finish) => {
+      return transact('journal.listUnresolved', 'readonly', (store, step, finish) => {
         step(store.getAll(), (records) => {
           // An unreadable entry fails the listing: it may be the very operation to reconcile.
-          const entries = records.map((record) => read(String((record as { operationId?: unknown }).operationId), record));
+          const entries = records.map((record) => read('journal.listUnresolved', String((record as { operationId?: unknown }).operationId), record));
           finish(unresolvedOf(entries, staleBefore, limit));
         });
       });
@@ -183,13 +173,13 @@ export function indexedDbJournal(options: IndexedDbJournalOptions = {}): Indexed
     async purgeSettled(purgeOptions) {
       const { olderThanMs, limit } = resolvePurgeSettled(purgeOptions);
       const settledBefore = clock.now() - olderThanMs;
-      return transact('purgeSettled', 'readwrite', (store, step, finish: (count: number) => void) => {
+      return transact('journal.purgeSettled', 'readwrite', (store, step, finish: (count: number) => void) => {
         let count = 0;
         const visit = (cursor: IDBCursorWithValue | null) => {
           if (cursor === null || count >= limit) return finish(count);
           let entry: StoredEntry | undefined;
           try {
-            entry = read(String(cursor.key), cursor.value);
+            entry = read('journal.purgeSettled', String(cursor.key), cursor.value);
           } catch {
             // Unreadable: nobody knows it settled, so it stays for inspection.
           }
@@ -215,7 +205,7 @@ export function indexedDbJournal(options: IndexedDbJournalOptions = {}): Indexed
 function open(factory: IDBFactory | undefined, database: string): Promise<IDBDatabase> {
   return new Promise((resolve, reject) => {
     if (!factory) {
-      reject(new StorageError(ADAPTER, 'open', 'IndexedDB is not available here (use localStorageJournal, or a server journal)'));
+      reject(new StorageError(ADAPTER, 'journal.open', 'IndexedDB is not available here (use localStorageJournal, or a server journal)'));
       return;
     }
     const request = factory.open(database, SCHEMA_VERSION);

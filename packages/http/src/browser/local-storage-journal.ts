@@ -1,18 +1,6 @@
-import {
-  assertValidOperationId,
-  type Clock,
-  type JournalEntry,
-  type JournalOutcome,
-  type OperationJournal,
-  operationNotBegun,
-  resolveBegin,
-  resolveListUnresolved,
-  resolveOutcome,
-  resolvePurgeSettled,
-  StorageError,
-  systemClock,
-  toStorageError,
-} from '@oncely/core';
+import { type Clock, type JournalOperation, StorageError, systemClock } from '@oncely/core';
+import { assertValidOperationId, operationNotBegun, resolveBegin, resolveListUnresolved, resolveOutcome, resolvePurgeSettled, toStorageError } from '@oncely/core/adapter';
+import type { JournalEntry, JournalOutcome, OperationJournal } from '@oncely/core/journal';
 import { isPurgeable, newEntry, unresolvedOf, withAttempt, withOutcome, withUnknown } from './entry-changes.js';
 import { readStoredEntry, type StoredEntry, toEntry, UnreadableJournalEntryError } from './stored-entry.js';
 
@@ -46,12 +34,12 @@ export function localStorageJournal(options: LocalStorageJournalOptions = {}): L
   const clock = options.clock ?? systemClock;
   const storage = () => {
     const found = options.storage ?? globalThis.localStorage;
-    if (!found) throw new StorageError(ADAPTER, 'open', 'localStorage is not available here');
+    if (!found) throw new StorageError(ADAPTER, 'journal.open', 'localStorage is not available here');
     return found;
   };
 
   /** Runs a storage call, turning what the browser throws (quota, storage disabled) into `StorageError`. */
-  const guarded = <T>(operation: string, work: () => T): Promise<T> => {
+  const guarded = <T>(operation: JournalOperation, work: () => T): Promise<T> => {
     try {
       return Promise.resolve(work());
     } catch (error) {
@@ -59,23 +47,23 @@ export function localStorageJournal(options: LocalStorageJournalOptions = {}): L
     }
   };
 
-  const load = (operationId: string): StoredEntry | undefined => {
+  const load = (operation: JournalOperation, operationId: string): StoredEntry | undefined => {
     const text = storage().getItem(prefix + operationId);
     if (text === null) return undefined;
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      throw new UnreadableJournalEntryError(ADAPTER, operationId, text, 'it is not JSON');
+      throw new UnreadableJournalEntryError(ADAPTER, operation, operationId, text, 'it is not JSON');
     }
-    return readStoredEntry(ADAPTER, operationId, parsed, text);
+    return readStoredEntry(ADAPTER, operation, operationId, parsed, text);
   };
   const save = (entry: StoredEntry) => storage().setItem(prefix + entry.operationId, JSON.stringify(entry));
 
-  const update = (operation: string, operationId: string, change: (entry: StoredEntry, now: number) => StoredEntry | undefined) =>
+  const update = (operation: JournalOperation, operationId: string, change: (entry: StoredEntry, now: number) => StoredEntry | undefined) =>
     guarded(operation, (): JournalEntry => {
       assertValidOperationId(operationId);
-      const entry = load(operationId);
+      const entry = load(operation, operationId);
       if (!entry) throw operationNotBegun(ADAPTER, operationId);
       const next = change(entry, clock.now());
       if (next) save(next);
@@ -97,40 +85,40 @@ export function localStorageJournal(options: LocalStorageJournalOptions = {}): L
     name: ADAPTER,
     prefix,
     begin: (operationId, beginOptions) =>
-      guarded('begin', () => {
+      guarded('journal.begin', () => {
         const { key, requestJson } = resolveBegin(operationId, beginOptions);
-        const existing = load(operationId);
+        const existing = load('journal.begin', operationId);
         if (existing) return { kind: 'resumed' as const, entry: toEntry(existing) };
         const entry = newEntry(operationId, key, requestJson, clock.now());
         save(entry);
         return { kind: 'started' as const, entry: toEntry(entry) };
       }),
     get: (operationId) =>
-      guarded('get', () => {
+      guarded('journal.get', () => {
         assertValidOperationId(operationId);
-        const entry = load(operationId);
+        const entry = load('journal.get', operationId);
         return entry && toEntry(entry);
       }),
-    recordAttempt: (operationId) => update('recordAttempt', operationId, withAttempt),
+    recordAttempt: (operationId) => update('journal.recordAttempt', operationId, withAttempt),
     complete(operationId, outcome: JournalOutcome) {
-      return guarded('complete', () => resolveOutcome(outcome)).then((resolved) =>
-        update('complete', operationId, (entry, now) => withOutcome(entry, resolved, now)),
+      return guarded('journal.complete', () => resolveOutcome(outcome)).then((resolved) =>
+        update('journal.complete', operationId, (entry, now) => withOutcome(entry, resolved, now)),
       );
     },
-    markUnknown: (operationId, lastError) => update('markUnknown', operationId, (entry, now) => withUnknown(entry, lastError, now)),
+    markUnknown: (operationId, lastError) => update('journal.markUnknown', operationId, (entry, now) => withUnknown(entry, lastError, now)),
     listUnresolved: (listOptions) =>
-      guarded('listUnresolved', () => {
+      guarded('journal.listUnresolved', () => {
         const { staleAfterMs, limit } = resolveListUnresolved(listOptions);
         const staleBefore = clock.now() - staleAfterMs;
         // An unreadable entry fails the listing: it may be the very operation to reconcile.
         return unresolvedOf(
-          ids().map((operationId) => load(operationId)!),
+          ids().map((operationId) => load('journal.listUnresolved', operationId)!),
           staleBefore,
           limit,
         );
       }),
     purgeSettled: (purgeOptions) =>
-      guarded('purgeSettled', () => {
+      guarded('journal.purgeSettled', () => {
         const { olderThanMs, limit } = resolvePurgeSettled(purgeOptions);
         const settledBefore = clock.now() - olderThanMs;
         let count = 0;
@@ -138,7 +126,7 @@ export function localStorageJournal(options: LocalStorageJournalOptions = {}): L
           if (count >= limit) break;
           let entry: StoredEntry | undefined;
           try {
-            entry = load(operationId);
+            entry = load('journal.purgeSettled', operationId);
           } catch {
             // Unreadable: nobody knows it settled, so it stays for inspection.
           }

@@ -1,4 +1,6 @@
-import { assertValidKey, type JournalEntry, type JournalRow, OncelyError, toJournalEntry } from '@oncely/core';
+import { assertValidKey, type JournalOperation, StorageError } from '@oncely/core';
+import { type JournalRow, toJournalEntry } from '@oncely/core/adapter';
+import type { JournalEntry } from '@oncely/core/journal';
 
 /** The format the browser journals write; an entry in any other format is refused, never guessed at. */
 export const ENTRY_FORMAT = 1;
@@ -15,22 +17,21 @@ const STATES = new Set<unknown>(['pending', 'unknown', 'succeeded', 'failed']);
  * oncely). It is left in storage as it is, for inspection, and every call on its operation throws this
  * until someone looks: minting a fresh key instead could repeat an effect the old key already had.
  */
-export class UnreadableJournalEntryError extends OncelyError {
-  /** The journal that found it, e.g. `indexeddb`. */
-  readonly adapter: string;
+export class UnreadableJournalEntryError extends StorageError {
   /** The operation whose entry it is. */
   readonly operationId: string;
   /** What storage holds, as read: the record for IndexedDB, the text for localStorage. */
   readonly stored: unknown;
 
-  constructor(adapter: string, operationId: string, stored: unknown, problem: string) {
+  constructor(adapter: string, operation: JournalOperation, operationId: string, stored: unknown, problem: string) {
     super(
-      'journal_entry_unreadable',
-      `oncely/${adapter}: the stored entry of "${operationId.slice(0, 64)}" cannot be read (${problem}); ` +
+      adapter,
+      operation,
+      `the stored entry of "${operationId.slice(0, 64)}" cannot be read (${problem}); ` +
         'it was left as it is for inspection, and nothing is sent for this operation',
+      'corrupt_record',
     );
     this.name = 'UnreadableJournalEntryError';
-    this.adapter = adapter;
     this.operationId = operationId;
     this.stored = stored;
   }
@@ -40,9 +41,15 @@ export class UnreadableJournalEntryError extends OncelyError {
  * The stored value checked field by field; throws {@link UnreadableJournalEntryError} for anything
  * else, carrying `stored` (what storage holds, when `value` was parsed from it).
  */
-export function readStoredEntry(adapter: string, operationId: string, value: unknown, stored: unknown = value): StoredEntry {
+export function readStoredEntry(
+  adapter: string,
+  operation: JournalOperation,
+  operationId: string,
+  value: unknown,
+  stored: unknown = value,
+): StoredEntry {
   const problem = problemOf(operationId, value);
-  if (problem !== undefined) throw new UnreadableJournalEntryError(adapter, operationId, stored, problem);
+  if (problem !== undefined) throw new UnreadableJournalEntryError(adapter, operation, operationId, stored, problem);
   return value as StoredEntry;
 }
 

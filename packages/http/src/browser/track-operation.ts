@@ -1,5 +1,6 @@
-import { isOncelyError, type OperationJournal, type RetryOutcome } from '@oncely/core';
-import type { UnreadableJournalEntryError } from './stored-entry.js';
+import { isOncelyError, type StorageError } from '@oncely/core';
+import type { OperationJournal } from '@oncely/core/journal';
+import type { RetryOutcome } from '@oncely/core/retry';
 
 /** What the page says in each status; see {@link PAYMENT_MESSAGES}. */
 export interface OperationMessages {
@@ -37,7 +38,7 @@ export type OperationView<V = unknown, E = unknown> = { readonly message: string
   | { readonly status: 'succeeded'; readonly key: string | undefined; readonly attempts: number; readonly value: V }
   | { readonly status: 'failed'; readonly key: string | undefined; readonly attempts: number; readonly error: E }
   | { readonly status: 'unknown'; readonly action: 'reconcile'; readonly key: string | undefined; readonly lastError: unknown }
-  | { readonly status: 'unreadable'; readonly error: UnreadableJournalEntryError }
+  | { readonly status: 'unreadable'; readonly error: StorageError }
 );
 
 /** Options of {@link trackOperation}. */
@@ -89,8 +90,9 @@ export async function trackOperation<T, V = T, E = unknown>(options: TrackOperat
   };
   const keyOf = (current: View) => ('key' in current ? current.key : undefined);
   const unreadable = (error: unknown): View | undefined =>
-    isOncelyError(error, 'journal_entry_unreadable')
-      ? { status: 'unreadable', message: messages.unreadable, error: error as UnreadableJournalEntryError }
+    // A journal entry its journal cannot read (an UnreadableJournalEntryError, or a server journal's corrupt row).
+    isOncelyError(error, 'corrupt_record')
+      ? { status: 'unreadable', message: messages.unreadable, error: error as StorageError }
       : undefined;
   const unknown = (key: string | undefined, lastError: unknown): View => ({
     status: 'unknown',

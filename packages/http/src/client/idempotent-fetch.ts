@@ -1,14 +1,7 @@
-import {
-  describeError,
-  type JsonValue,
-  OncelyError,
-  type OperationJournal,
-  type RetryOutcome,
-  type RetryPolicy,
-  type RetryPolicyOptions,
-  retryOperation,
-  retryPolicy,
-} from '@oncely/core';
+import { OncelyError, StorageError } from '@oncely/core';
+import { integerOption } from '@oncely/core/adapter';
+import { describeError, type JsonValue, type OperationJournal, retryOperation } from '@oncely/core/journal';
+import { type RetryOutcome, type RetryPolicy, type RetryPolicyOptions, retryPolicy } from '@oncely/core/retry';
 import { IDEMPOTENCY_KEY_HEADER } from '../contract/idempotency-key-header.js';
 import type { Profile } from '../contract/problem.js';
 import { captureBody, fromJournaled, isJournaledResponse, toJournaled } from './journaled-response.js';
@@ -54,10 +47,7 @@ export async function idempotentFetch(
   if (!journal || typeof journal.begin !== 'function') {
     throw new OncelyError('invalid_option', 'oncely/http: idempotentFetch needs a journal (memoryJournal, postgresJournal...)');
   }
-  const limit = options.maxJournaledBodyBytes ?? 65_536;
-  if (!Number.isInteger(limit) || limit < 0) {
-    throw new OncelyError('invalid_option', `oncely/http: maxJournaledBodyBytes must be a non-negative integer, got ${limit}`);
-  }
+  const limit = integerOption('oncely/http: maxJournaledBodyBytes', options.maxJournaledBodyBytes ?? 65_536, 0);
   if (profile !== 'ietf' && profile !== 'stripe') {
     throw new OncelyError('invalid_option', `oncely/http: profile must be "ietf" or "stripe", got ${String(profile)}`);
   }
@@ -101,7 +91,8 @@ export async function idempotentFetch(
       encodeError: (error) => journaled(error),
       decode: (stored: JsonValue | undefined) => {
         if (!isJournaledResponse(stored)) {
-          throw new OncelyError('invalid_option', `oncely/http: the journal entry of "${operationId}" holds no response`);
+          // Not what idempotentFetch records: a journal entry it cannot read (fail closed, as for any storage failure).
+          throw new StorageError(journal.name, 'journal.get', new Error(`the entry of "${operationId}" holds no response`), 'corrupt_record');
         }
         return fromJournaled(stored);
       },

@@ -1,4 +1,4 @@
-import type { JsonValue } from '@oncely/core';
+import type { JsonValue } from '@oncely/core/journal';
 import { DEFAULT_REPLAYED_HEADERS } from '../contract/options.js';
 import { decodeBody, encodeBody, isStoredBody, type StoredBody } from '../contract/stored-body.js';
 

@@ -1,5 +1,5 @@
-import type { Classification, RetryPolicy } from '@oncely/core';
-import { retryPolicy } from '@oncely/core';
+import type { Classification, RetryPolicy } from '@oncely/core/retry';
+import { retryPolicy } from '@oncely/core/retry';
 
 /** How a network failure of `fetch` is retried: the request may have reached the server. */
 const NETWORK_FAILURE: Classification = { verdict: 'retry', reason: 'network_error', effect: 'maybe_applied' };

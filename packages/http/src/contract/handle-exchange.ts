@@ -1,4 +1,11 @@
-import { type IdempotencyRequest, type IdempotentResponse, isOncelyError, OncelyError, type RunResult } from '@oncely/core';
+import {
+  type IdempotencyRequest,
+  type IdempotentResponse,
+  isOncelyError,
+  isStorageError,
+  OncelyError,
+  type RunResult,
+} from '@oncely/core';
 import type { CapturedResponse } from './captured-response.js';
 import type { HttpReply } from './http-reply.js';
 import { parseIdempotencyKey } from './idempotency-key-header.js';
@@ -124,7 +131,7 @@ export async function handleExchange<Req>(
 function validationProblem<Req>(config: ContractConfig<Req>, validation: Extract<ValidationResult, { kind: 'invalid' }>) {
   const status = validation.status ?? 400;
   if (!Number.isInteger(status) || status < 400 || status > 499) {
-    throw new OncelyError('invalid_option', `oncely/http: validate must answer a 4xx status, got ${status}`);
+    throw new OncelyError('invalid_state', `oncely/http: validate must answer a 4xx status, got ${status}`);
   }
   return problemReply('invalid-request', config.profile, validation.detail, {
     status,
@@ -149,8 +156,8 @@ function failure<Req>(config: ContractConfig<Req>, error: unknown, captured: Cap
   }
   // Lease mode after the handler ran: the effect happened, so its true response beats a 503 that invites a second run.
   const ran = captured?.kind === 'complete' && config.mode === 'lease';
-  if (ran && (isOncelyError(error, 'storage_error') || isOncelyError(error, 'lease_lost'))) return { kind: 'original' };
-  if (isOncelyError(error, 'storage_error')) {
+  if (ran && (isStorageError(error) || isOncelyError(error, 'lease_lost'))) return { kind: 'original' };
+  if (isStorageError(error)) {
     return reply(
       problemReply(
         'storage-unavailable',

@@ -2,11 +2,11 @@ import {
   type HandlerContext,
   type Idempotency,
   type IdempotencyStore,
-  isTransactionalStore,
   OncelyError,
   type TransactionHandlerContext,
   toScope,
 } from '@oncely/core';
+import { integerOption, isTransactionalStore } from '@oncely/core/adapter';
 import type { ResponseHeaders } from './http-reply.js';
 import type { Profile } from './problem.js';
 import type { BodyFingerprintOptions } from './request-fingerprint.js';
@@ -136,9 +136,7 @@ export function resolveOptions<Req, S extends IdempotencyStore>(options: Idempot
   if (profile !== 'ietf' && profile !== 'stripe') {
     throw new OncelyError('invalid_option', `oncely/http: profile must be "ietf" or "stripe", got ${String(profile)}`);
   }
-  if (maxStoredBodyBytes !== undefined && (!Number.isInteger(maxStoredBodyBytes) || maxStoredBodyBytes < 0)) {
-    throw new OncelyError('invalid_option', 'oncely/http: maxStoredBodyBytes must be a non-negative integer');
-  }
+  if (maxStoredBodyBytes !== undefined) integerOption('oncely/http: maxStoredBodyBytes', maxStoredBodyBytes, 0);
   return {
     engine: engine as Idempotency<IdempotencyStore>,
     mode,

@@ -20,7 +20,7 @@ const contexts = new WeakMap<Request, IdempotencyContext>();
 export function expressIdempotencyContext<Tx = unknown>(req: Request): IdempotencyContext<Tx> {
   const context = contexts.get(req);
   if (!context) {
-    throw new OncelyError('invalid_option', 'oncely/http: expressIdempotency did not run for this request');
+    throw new OncelyError('invalid_state', 'oncely/http: expressIdempotency did not run for this request');
   }
   return context as IdempotencyContext<Tx>;
 }

@@ -49,7 +49,7 @@ const pending = new WeakMap<FastifyRequest, Pending>();
 /** The idempotency context of a request on an idempotent route (with `tx` in `transaction` mode). */
 export function fastifyIdempotencyContext<Tx = unknown>(request: FastifyRequest): IdempotencyContext<Tx> {
   const context = contexts.get(request);
-  if (!context) throw new OncelyError('invalid_option', 'oncely/http: this route has no idempotency config');
+  if (!context) throw new OncelyError('invalid_state', 'oncely/http: this route has no idempotency config');
   return context as IdempotencyContext<Tx>;
 }
 

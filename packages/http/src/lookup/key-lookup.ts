@@ -1,4 +1,4 @@
-import { type Idempotency, type IdempotencyRecord, type IdempotencyStore, isOncelyError, toScope } from '@oncely/core';
+import { type Idempotency, type IdempotencyRecord, type IdempotencyStore, isStorageError, toScope } from '@oncely/core';
 import { type HttpReply, jsonReply } from '../contract/http-reply.js';
 import { parseIdempotencyKey } from '../contract/idempotency-key-header.js';
 import type { CallerScope } from '../contract/options.js';
@@ -75,7 +75,7 @@ export function createKeyLookup<Req>(options: KeyLookupOptions<Req>): (request: 
         }),
       );
     } catch (error) {
-      if (!isOncelyError(error, 'storage_error')) throw error;
+      if (!isStorageError(error)) throw error;
       return problemReply('storage-unavailable', profile, 'The idempotency store could not be reached. Retry later.', {
         headers: { 'retry-after': '1' },
       });

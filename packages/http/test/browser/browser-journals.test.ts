@@ -19,12 +19,12 @@ const validEntry = (operationId: string) => ({
 
 /** What every call on an unreadable entry answers; nobody knows it settled, so purge leaves it. */
 const EVERY_CALL_REFUSED = {
-  begin: 'journal_entry_unreadable',
-  get: 'journal_entry_unreadable',
-  recordAttempt: 'journal_entry_unreadable',
-  complete: 'journal_entry_unreadable',
-  markUnknown: 'journal_entry_unreadable',
-  listUnresolved: 'journal_entry_unreadable',
+  begin: 'corrupt_record',
+  get: 'corrupt_record',
+  recordAttempt: 'corrupt_record',
+  complete: 'corrupt_record',
+  markUnknown: 'corrupt_record',
+  listUnresolved: 'corrupt_record',
   purgeSettled: 0,
 };
 
@@ -84,7 +84,7 @@ describe('the browser journals in Chromium: unreadable entries, tabs, crashes', 
   ] as const;
 
   for (const [what, make] of unreadable) {
-    it(`IndexedDB: an entry ${what} throws journal_entry_unreadable on every call and is kept as it is`, async () => {
+    it(`IndexedDB: an entry ${what} throws corrupt_record on every call and is kept as it is`, async () => {
       const database = await page.evaluate(() => window.oncelyHelpers.uniqueName('unreadable'));
       const operationId = 'cart-1:checkout';
       const record = JSON.parse(JSON.stringify(make(operationId)));

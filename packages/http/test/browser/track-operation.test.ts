@@ -1,4 +1,5 @@
-import { memoryJournal, type OperationJournal, retryPolicy } from '@oncely/core';
+import { memoryJournal, type OperationJournal } from '@oncely/core/journal';
+import { retryPolicy } from '@oncely/core/retry';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { idempotentFetch, localStorageJournal, type OperationView, trackOperation } from '../../src/browser.js';
@@ -136,7 +137,7 @@ describe('trackOperation: what the page shows, and that no action mints a key', 
     storage.setItem('oncely-journal:cart-x:checkout', '{"format":2,"operationId":"cart-x:checkout"}');
     const endpoint = scriptedEndpoint();
     const tracked = await checkout(localStorageJournal({ storage }), endpoint, 'cart-x:checkout');
-    expect(tracked.view).toMatchObject({ status: 'unreadable', error: { code: 'journal_entry_unreadable' } });
+    expect(tracked.view).toMatchObject({ status: 'unreadable', error: { code: 'corrupt_record' } });
     expect('action' in tracked.view).toBe(false);
     expect(await tracked.start()).toMatchObject({ status: 'unreadable' });
     expect(endpoint.keys).toEqual([]);

@@ -1,4 +1,6 @@
-import { isOncelyError, memoryJournal, type RetryEvent, retryPolicy } from '@oncely/core';
+import { isOncelyError } from '@oncely/core';
+import { memoryJournal } from '@oncely/core/journal';
+import { type RetryEvent, retryPolicy } from '@oncely/core/retry';
 import { postgresJournal } from '@oncely/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,5 @@
-import { OncelyError, toStorageError } from '@oncely/core';
+import { OncelyError } from '@oncely/core';
+import { toStorageError } from '@oncely/core/adapter';
 import type { Db, Document, MongoClient } from 'mongodb';
 
 /** The topology behind a client, as the server's `hello` reply describes it. */

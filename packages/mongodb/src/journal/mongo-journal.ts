@@ -1,3 +1,4 @@
+import type { JournalOperation } from '@oncely/core';
 import {
   assertValidOperationId,
   type JournalEntry,
@@ -9,7 +10,7 @@ import {
   resolvePurgeSettled,
   toJournalEntry,
   toStorageError,
-} from '@oncely/core';
+} from '@oncely/core/adapter';
 import type { Collection, Db, Document } from 'mongodb';
 import { classifyMongoError } from '../errors/mongo-errors.js';
 import { ADAPTER, PRIMARY, storageCall } from '../store/mongo-store.js';
@@ -62,13 +63,14 @@ export function mongoJournal(options: MongoJournalOptions): MongoJournal {
     'collection' in options ? options.collection : options.db.collection<JournalDocument>(options.collectionName ?? DEFAULT_JOURNAL_COLLECTION);
 
   /** Applies an update pipeline to an entry that must exist and returns the entry after it. */
-  async function change(operation: string, operationId: string, update: Document[]): Promise<JournalEntry> {
+  async function change(operation: JournalOperation, operationId: string, update: Document[]): Promise<JournalEntry> {
     assertValidOperationId(operationId);
-    const document = await storageCall(operation, () =>
-      collection.findOneAndUpdate({ _id: operationId }, update, { returnDocument: 'after', includeResultMetadata: false }),
-    );
-    if (!document) throw operationNotBegun(ADAPTER, operationId);
-    return toEntry(document);
+    // Read inside the guard: a document this code cannot read is a corrupt_record StorageError.
+    return storageCall(operation, async () => {
+      const document = await collection.findOneAndUpdate({ _id: operationId }, update, { returnDocument: 'after', includeResultMetadata: false });
+      if (!document) throw operationNotBegun(ADAPTER, operationId);
+      return toEntry(document);
+    });
   }
 
   return {
@@ -86,31 +88,34 @@ export function mongoJournal(options: MongoJournalOptions): MongoJournal {
         } catch (error) {
           // A concurrent begin inserted the entry first: read it on the next attempt.
           if (classifyMongoError(error) === 'duplicate_key' && attempt < BEGIN_ATTEMPTS) continue;
-          throw toStorageError(ADAPTER, 'begin', error);
+          throw toStorageError(ADAPTER, 'journal.begin', error);
         }
       }
     },
     async get(operationId) {
       assertValidOperationId(operationId);
       // The primary, whatever the client's read preference: a resuming caller must see the latest attempt.
-      const document = await storageCall('get', () => collection.findOne({ _id: operationId }, PRIMARY));
-      return document ? toEntry(document) : undefined;
+      return storageCall('journal.get', async () => {
+        const document = await collection.findOne({ _id: operationId }, PRIMARY);
+        return document ? toEntry(document) : undefined;
+      });
     },
-    recordAttempt: (operationId) => change('recordAttempt', operationId, recordAttemptUpdate()),
+    recordAttempt: (operationId) => change('journal.recordAttempt', operationId, recordAttemptUpdate()),
     async complete(operationId, outcome) {
       const { state, dataJson } = resolveOutcome(outcome);
-      return change('complete', operationId, completeUpdate(state, dataJson));
+      return change('journal.complete', operationId, completeUpdate(state, dataJson));
     },
-    markUnknown: (operationId, lastError) => change('markUnknown', operationId, markUnknownUpdate(lastError)),
+    markUnknown: (operationId, lastError) => change('journal.markUnknown', operationId, markUnknownUpdate(lastError)),
     async listUnresolved(listOptions) {
       const { staleAfterMs, limit } = resolveListUnresolved(listOptions);
       const { filter, options: findOptions } = unresolvedQuery(staleAfterMs, limit);
-      const documents = await storageCall('listUnresolved', () => collection.find(filter, { ...findOptions, ...PRIMARY }).toArray());
-      return documents.map(toEntry);
+      return storageCall('journal.listUnresolved', async () =>
+        (await collection.find(filter, { ...findOptions, ...PRIMARY }).toArray()).map(toEntry),
+      );
     },
     async purgeSettled(purgeOptions) {
       const { olderThanMs, limit } = resolvePurgeSettled(purgeOptions);
-      return storageCall('purgeSettled', async () => {
+      return storageCall('journal.purgeSettled', async () => {
         const filter = settledFilter(olderThanMs);
         const settled = await collection.find(filter, { projection: { _id: 1 }, sort: { updatedAt: 1 }, limit }).toArray();
         if (settled.length === 0) return 0;
@@ -119,7 +124,7 @@ export function mongoJournal(options: MongoJournalOptions): MongoJournal {
       });
     },
     ensureIndexes: () =>
-      storageCall('ensureIndexes', async () => {
+      storageCall('journal.ensureIndexes', async () => {
         await collection.createIndex(JOURNAL_INDEX.key, JOURNAL_INDEX.options);
       }),
     // The caller owns the client.

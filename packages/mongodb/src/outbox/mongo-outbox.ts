@@ -1,14 +1,16 @@
+import { OncelyError } from '@oncely/core';
 import {
   type ClaimedEvent,
   type NewOutboxEvent,
-  OncelyError,
+  type Outbox,
   type OutboxEvent,
   type OutboxSource,
   prepareOutboxEvent,
   toStorageError,
-} from '@oncely/core';
+} from '@oncely/core/adapter';
 import type { AnyBulkWriteOperation, ClientSession, Collection, Db } from 'mongodb';
 import { classifyMongoError } from '../errors/mongo-errors.js';
+import { deleteOldest } from '../purge/delete-oldest.js';
 import { ADAPTER, storageCall } from '../store/mongo-store.js';
 import { toNumber } from '../store/record-document.js';
 import {
@@ -23,6 +25,7 @@ import {
   ownedFilter,
   publishedBeforeFilter,
   RELEASE_UPDATE,
+  requeueCommand,
   rescheduleUpdate,
   type SequenceDocument,
   STATS_PIPELINE,
@@ -37,17 +40,16 @@ export interface MongoOutboxOptions {
   readonly sequencesCollectionName?: string;
 }
 
-/** A transactional outbox on MongoDB: enqueue in the business transaction, relay through `source`. */
-export interface MongoOutbox {
+/** A transactional outbox on MongoDB: the `Outbox` contract of `@oncely/core` over a `ClientSession`. */
+export interface MongoOutbox extends Outbox<ClientSession> {
   /**
    * Writes `event` in the caller's open transaction, so it commits or rolls back with the business
    * writes. Assigns `aggregateSeq` from a per-aggregate counter in the same transaction unless the
-   * event brings one (which must be higher than every earlier one). An event id already stored is
-   * left as it is and returned (a retried enqueue).
+   * event brings one (which must be higher than every earlier one: `outbox_sequence_conflict`
+   * otherwise). An event id already stored is refused with `duplicate_event`; MongoDB then aborts the
+   * transaction, so nothing it wrote commits.
    */
   enqueue<P>(tx: ClientSession, event: NewOutboxEvent<P>): Promise<OutboxEvent<P>>;
-  /** The claim half a core relay (`createRelay({ source })`) runs on. */
-  readonly source: OutboxSource;
   readonly collection: Collection<OutboxDocument>;
   /** Creates the outbox indexes (idempotent). */
   ensureIndexes(): Promise<void>;
@@ -66,7 +68,7 @@ const toEvent = <P>(document: OutboxDocument): OutboxEvent<P> => ({
 /** Refuses to write outside a transaction: the outbox is only atomic with the business writes inside one. */
 export function assertInTransaction(tx: ClientSession, what: string): void {
   if (typeof tx?.inTransaction !== 'function' || !tx.inTransaction()) {
-    throw new OncelyError('invalid_option', `oncely/mongodb: ${what} needs a ClientSession with an open transaction (a replica set or sharded cluster)`);
+    throw new OncelyError('invalid_state', `oncely/mongodb: ${what} needs a ClientSession with an open transaction (a replica set or sharded cluster)`);
   }
 }
 
@@ -86,11 +88,11 @@ export function mongoOutbox(options: MongoOutboxOptions): MongoOutbox {
       return given;
     } catch (error) {
       if (classifyMongoError(error) !== 'duplicate_key') throw error;
-      throw new OncelyError('invalid_event', `oncely/mongodb: aggregateSeq ${given} is not above the sequences already enqueued for ${aggregate}`);
+      throw new OncelyError('outbox_sequence_conflict', `oncely/mongodb: aggregateSeq ${given} is not above the sequences already enqueued for ${aggregate}`);
     }
   }
 
-  async function withOwned(operation: string, owner: string, updates: { eventId: string; update: object[] }[]): Promise<number> {
+  async function withOwned(operation: 'outbox.reschedule' | 'outbox.deadLetter', owner: string, updates: { eventId: string; update: object[] }[]): Promise<number> {
     if (updates.length === 0) return 0;
     const operations = updates.map(({ eventId, update }) => ({
       updateOne: { filter: ownedFilter(owner, [eventId]), update },
@@ -136,13 +138,7 @@ export function mongoOutbox(options: MongoOutboxOptions): MongoOutbox {
         : { unpublished: 0, deadLettered: 0, oldestUnpublishedAgeMs: 0 };
     },
     purgePublished: ({ olderThanMs, limit }) =>
-      storageCall('outbox.purgePublished', async () => {
-        const filter = publishedBeforeFilter(olderThanMs);
-        const old = await collection.find(filter, { projection: { _id: 1 }, sort: { publishedAt: 1 }, limit }).toArray();
-        if (old.length === 0) return 0;
-        const result = await collection.deleteMany({ ...filter, _id: { $in: old.map((document) => document._id) } });
-        return result.deletedCount;
-      }),
+      storageCall('outbox.purgePublished', () => deleteOldest(collection, publishedBeforeFilter(olderThanMs), 'publishedAt', limit)),
   };
 
   return {
@@ -166,14 +162,30 @@ export function mongoOutbox(options: MongoOutboxOptions): MongoOutbox {
         if (!stored) throw new Error('enqueue returned no document');
         return toEvent<P>(stored);
       } catch (error) {
-        throw passTransient(error) ?? toStorageError(ADAPTER, 'outbox.enqueue', error);
+        throw passTransient(error) ?? duplicateEvent(error, prepared.eventId) ?? toStorageError(ADAPTER, 'outbox.enqueue', error);
       }
+    },
+    async requeue(eventIds) {
+      if (eventIds.length === 0) return 0;
+      const { filter, update } = requeueCommand(eventIds);
+      return (await storageCall('outbox.requeue', () => collection.updateMany(filter, update))).matchedCount;
     },
     ensureIndexes: () =>
       storageCall('outbox.ensureIndexes', async () => {
         for (const index of OUTBOX_INDEXES) await collection.createIndex(index.key, index.options);
       }),
   };
+}
+
+/** A duplicate key on the outbox's `_id` means the event id is taken; the transaction is aborted by the server. */
+function duplicateEvent(error: unknown, eventId: string): OncelyError | undefined {
+  if (classifyMongoError(error) !== 'duplicate_key') return undefined;
+  const keyPattern = (error as { keyPattern?: Record<string, unknown> }).keyPattern;
+  const onId = keyPattern ? '_id' in keyPattern : /index: _id_ /.test(String((error as Error).message));
+  if (!onId) return undefined;
+  return new OncelyError('duplicate_event', `oncely/mongodb: an event with the eventId ${eventId.slice(0, 64)} is already in the outbox`, {
+    cause: error,
+  });
 }
 
 /**

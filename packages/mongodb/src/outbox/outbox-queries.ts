@@ -41,7 +41,11 @@ export interface SequenceDocument {
   readonly seq: number;
 }
 
-/** Writes the event when its id is new; an existing event id is left as stored (a retried enqueue). */
+/**
+ * Writes a new event with server times. The filter never matches a stored event (every one has a
+ * `createdAt`), so an event id already in the collection makes the upsert's insert collide on `_id`:
+ * a duplicate-key error, which the enqueue reports as `duplicate_event`.
+ */
 export function enqueueCommand(event: Omit<OutboxDocument, 'createdAt' | 'publishedAt' | 'deadLetteredAt' | 'attempts' | 'availableAt'>) {
   const { _id, ...fields } = event;
   const fresh = {
@@ -54,8 +58,8 @@ export function enqueueCommand(event: Omit<OutboxDocument, 'createdAt' | 'publis
     availableAt: NOW,
   };
   return {
-    filter: { _id },
-    update: [{ $replaceWith: { $cond: [{ $eq: [{ $type: '$createdAt' }, 'missing'] }, fresh, '$$ROOT'] } }],
+    filter: { _id, createdAt: { $exists: false } },
+    update: [{ $replaceWith: fresh }],
     options: { upsert: true, returnDocument: 'after', includeResultMetadata: false } as const,
   };
 }
@@ -124,6 +128,14 @@ export const STATS_PIPELINE: Document[] = [
   },
   { $project: { _id: 0, unpublished: 1, deadLettered: 1, oldestUnpublishedAgeMs: { $max: [0, { $subtract: [NOW, '$oldest'] }] } } },
 ];
+
+/** Dead letters among `eventIds` that are still unpublished: claimable again, attempts counted from 1. */
+export function requeueCommand(eventIds: readonly string[]): { filter: Document; update: Document[] } {
+  return {
+    filter: { _id: { $in: [...eventIds] }, deadLetteredAt: { $ne: null }, publishedAt: null },
+    update: [{ $set: { deadLetteredAt: null, attempts: literal(0), availableAt: NOW } }],
+  };
+}
 
 /** Events published at least `olderThanMs` ago. */
 export function publishedBeforeFilter(olderThanMs: number): Document {

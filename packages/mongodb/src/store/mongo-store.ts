@@ -1,14 +1,13 @@
+import { type IdempotencyStore, OncelyError, type Scope, type StoreOperation } from '@oncely/core';
 import {
   type ClaimInput,
   type ClaimResult,
   type CompleteInput,
   type FenceResult,
-  type IdempotencyStore,
   type LeaseInput,
-  OncelyError,
-  type Scope,
+  storageGuard,
   toStorageError,
-} from '@oncely/core';
+} from '@oncely/core/adapter';
 import type { ClientSession, Collection, MongoClient, WriteConcernSettings } from 'mongodb';
 import { assertSimpleCollation } from '../deployment/collation.js';
 import { assertLeaseClock, readDeployment } from '../deployment/deployment.js';
@@ -79,14 +78,8 @@ export function resolveCollection(options: MongoStoreOptions): Collection<Idempo
   throw new OncelyError('invalid_option', 'oncely/mongodb: give mongoStore a client or a collection');
 }
 
-/** Runs a driver call and turns any failure into a `StorageError` naming the operation. */
-export async function storageCall<T>(operation: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    throw toStorageError(ADAPTER, operation, error);
-  }
-}
+/** Runs a driver call and turns any failure into a `StorageError` naming the operation: the shared guard. */
+export const storageCall = storageGuard(ADAPTER);
 
 /** The claim-or-read in one `findOneAndUpdate`; see {@link claimCommand}. */
 export async function claimRecord(collection: Collection<IdempotencyDocument>, input: ClaimInput, write: WriteContext): Promise<ClaimResult> {
@@ -111,7 +104,7 @@ export async function completeRecord(collection: Collection<IdempotencyDocument>
 }
 
 /** Wraps a store operation: `ready('claim', call)` runs `call` once the deployment checks have passed. */
-export type Ready = <T>(operation: string, call: () => Promise<T>) => Promise<T>;
+export type Ready = <T>(operation: StoreOperation, call: () => Promise<T>) => Promise<T>;
 
 /**
  * Runs `check` before the first call through it, its failures reported as a `StorageError` of the

@@ -1,4 +1,5 @@
-import type { ClaimInput, CompleteInput, Scope } from '@oncely/core';
+import type { Scope } from '@oncely/core';
+import type { ClaimInput, CompleteInput } from '@oncely/core/adapter';
 import type { Document } from 'mongodb';
 import { encodeScopeId } from './scope-id.js';
 

@@ -1,4 +1,5 @@
-import type { ClaimResult, IdempotencyRecord, RecordState, StoredResponse } from '@oncely/core';
+import type { IdempotencyRecord, RecordState, StoredResponse } from '@oncely/core';
+import { type ClaimResult, corruptRecord } from '@oncely/core/adapter';
 import { decodeScopeId } from './scope-id.js';
 
 /** One idempotency record as it sits in the collection. */
@@ -34,13 +35,13 @@ export function toNumber(value: unknown): number {
   if (typeof value === 'object' && value !== null && typeof (value as { toNumber?: unknown }).toNumber === 'function') {
     return (value as { toNumber(): number }).toNumber();
   }
-  throw new Error(`expected a number, got ${String(value)}`);
+  throw corruptRecord(`expected a number, got ${String(value)}`);
 }
 
 /** Turns a stored document into the record the core contract reports; rejects what it cannot trust. */
 export function toRecord(document: ReadDocument): IdempotencyRecord {
   if (!STATES.includes(document.state)) {
-    throw new Error(`the record ${document._id} has the unknown state ${String(document.state)}`);
+    throw corruptRecord(`the record ${document._id} has the unknown state ${String(document.state)}`);
   }
   const base = {
     scope: decodeScopeId(document._id),
@@ -55,12 +56,21 @@ export function toRecord(document: ReadDocument): IdempotencyRecord {
   }
   return document.response === undefined
     ? base
-    : { ...base, response: JSON.parse(document.response) as StoredResponse };
+    : { ...base, response: parseResponse(document) };
+}
+
+/** The stored response as JSON text; text that does not parse was not written by this store. */
+function parseResponse(document: ReadDocument): StoredResponse {
+  try {
+    return JSON.parse(document.response!) as StoredResponse;
+  } catch {
+    throw corruptRecord(`the record ${document._id} holds a response that is not JSON`);
+  }
 }
 
 /** Reads the document a claim returned: the caller's token on an in-progress record means it now owns the key. */
 export function toClaimResult(document: ReadDocument | null, token: string): ClaimResult {
-  if (!document) throw new Error('the claim returned no document');
+  if (!document) throw corruptRecord('the claim returned no document');
   if (document.state === 'in_progress' && document.token === token) {
     const fence = toNumber(document.fence);
     // A fresh claim always starts at fence 1, so a higher fence can only come from a takeover.

@@ -1,13 +1,6 @@
-import {
-  type ClaimInput,
-  fullJitter,
-  OncelyError,
-  systemClock,
-  toStorageError,
-  type TransactionalStore,
-  type TransactionClaim,
-  type TransactionDecision,
-} from '@oncely/core';
+import { OncelyError, systemClock, type TransactionalStore } from '@oncely/core';
+import { type ClaimInput, integerOption, toStorageError, type TransactionClaim, type TransactionDecision } from '@oncely/core/adapter';
+import { fullJitter } from '@oncely/core/retry';
 import type { ClientSession, MongoClient, TransactionOptions } from 'mongodb';
 import { assertSimpleCollation } from '../deployment/collation.js';
 import { assertTransactions, detectDeployment, leaseModeOnRouter, type MongoDeployment } from '../deployment/deployment.js';
@@ -44,7 +37,8 @@ export interface MongoTransactionalStore extends MongoStore, TransactionalStore<
   readonly deployment: Exclude<MongoDeployment, { kind: 'standalone' }>;
 }
 
-const DEFAULT_TRANSACTION_OPTIONS: TransactionOptions = {
+/** Every transaction's read and write concern unless told otherwise: snapshot reads, majority writes. */
+export const DEFAULT_TRANSACTION_OPTIONS: TransactionOptions = {
   readConcern: { level: 'snapshot' },
   writeConcern: { w: 'majority' },
   readPreference: 'primary',
@@ -71,12 +65,7 @@ async function commitWithRetry(session: ClientSession): Promise<void> {
   }
 }
 
-function positiveMs(name: string, value: number): number {
-  if (!Number.isInteger(value) || value <= 0) {
-    throw new OncelyError('invalid_option', `oncely/mongodb: ${name} must be a positive integer of milliseconds, got ${value}`);
-  }
-  return value;
-}
+const positiveMs = (name: string, value: number) => integerOption(`oncely/mongodb: ${name}`, value);
 
 /** Lease mode behind mongos: refused before anything is written (see `leaseModeOnRouter`). */
 const refuseLeaseMode = <T>(): Promise<T> => Promise.reject(leaseModeOnRouter());
@@ -140,7 +129,7 @@ export async function mongoTransactionalStore(options: MongoTransactionalStoreOp
       }
       if (claim.kind !== 'claimed') {
         await abortQuietly(session);
-        throw new OncelyError('invalid_option', 'oncely/mongodb: a transaction can only commit an outcome it claimed');
+        throw new OncelyError('invalid_state', 'oncely/mongodb: a transaction can only commit an outcome it claimed');
       }
       const saved = await completeRecord(collection, { ...decision, scope: input.scope, token: input.token }, { session }).catch(
         async (error: unknown) => {

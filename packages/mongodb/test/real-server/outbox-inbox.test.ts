@@ -1,4 +1,4 @@
-import { createRelay, type OutboxEvent, type Publisher } from '@oncely/core';
+import { createRelay, type OutboxEvent, type Publisher } from '@oncely/core/outbox';
 import { uniqueKey } from '@oncely/testkit';
 import type { ClientSession, MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,11 @@
-import { createIdempotency, fingerprint, isOncelyError, isStorageError, type Scope, type StorageError } from '@oncely/core';
+import {
+  createIdempotency,
+  fingerprint,
+  isOncelyError,
+  isStorageError,
+  type Scope,
+  type StorageError,
+} from '@oncely/core';
 import * as driver7 from 'mongodb';
 import * as driver6 from 'mongodb6';
 import { describe, expect, it } from 'vitest';

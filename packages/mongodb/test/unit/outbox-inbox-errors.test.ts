@@ -39,7 +39,7 @@ describe('inbox', () => {
         return { upsertedCount: 1 };
       }).process(session(false), input, async () => undefined),
     );
-    expect(isOncelyError(error, 'invalid_option')).toBe(true);
+    expect(isOncelyError(error, 'invalid_state')).toBe(true);
     expect(touched).toBe(false);
   });
 
@@ -63,7 +63,7 @@ describe('outbox enqueue', () => {
   const newEvent = { aggregateType: 'order', aggregateId: 'ord_1', eventType: 'order.created.v1', payload: { total: 10 } };
 
   it('refuses to write outside a transaction: the event would not commit with the business writes', async () => {
-    expect(isOncelyError(await failure(outbox.enqueue(session(false), newEvent)), 'invalid_option')).toBe(true);
+    expect(isOncelyError(await failure(outbox.enqueue(session(false), newEvent)), 'invalid_state')).toBe(true);
   });
 
   it('validates the event before anything else', async () => {

@@ -10,6 +10,7 @@ import {
   type OutboxDocument,
   publishedBeforeFilter,
   RELEASE_UPDATE,
+  requeueCommand,
   rescheduleUpdate,
   STATS_PIPELINE,
 } from '../../src/outbox/outbox-queries.js';
@@ -100,9 +101,9 @@ describe('outbox transitions (mingo)', () => {
     expect(matches(filter, event('a', 1))).toBe(false);
   });
 
-  it('enqueue writes a new event with server times and leaves an existing event id as stored', () => {
+  it('enqueue writes a new event with server times and never matches a stored one, so a taken event id collides on _id', () => {
     const { filter, update, options } = enqueueCommand({ _id: 'e-1', aggregateType: 'order', aggregateId: '$a', aggregateSeq: 4, eventType: 'x.v1', payload: '{"$set":1}' });
-    expect(filter).toEqual({ _id: 'e-1' });
+    expect(filter).toEqual({ _id: 'e-1', createdAt: { $exists: false } });
     expect(options).toMatchObject({ upsert: true, returnDocument: 'after' });
     expect(apply(update, { _id: 'e-1' })).toEqual({
       _id: 'e-1',
@@ -117,8 +118,23 @@ describe('outbox transitions (mingo)', () => {
       attempts: 0,
       availableAt: NOW,
     });
-    const existing = event('a', 1);
-    expect(apply(update, existing)).toEqual(existing);
+    // The upsert starts from the _id alone (nothing stored matches), and no stored event ever matches.
+    expect(matches(filter, { _id: 'e-1' })).toBe(true);
+    expect(matches(filter, event('a', 1, { _id: 'e-1' }))).toBe(false);
+    expect(matches(filter, event('a', 1, { _id: 'e-1', publishedAt: at(-1) }))).toBe(false);
+  });
+
+  it('requeue takes only unpublished dead letters and makes them claimable from attempt 1', () => {
+    const { filter, update } = requeueCommand(['a-1', 'b-1', 'c-1', 'd-1']);
+    const parked = event('a', 1, { deadLetteredAt: at(-10), attempts: 10, availableAt: at(-5_000), lastError: 'poison' });
+    expect(matches(filter, parked)).toBe(true);
+    expect(matches(filter, event('b', 1))).toBe(false);
+    expect(matches(filter, event('c', 1, { leaseOwner: 'r', leaseExpiresAt: at(1_000), attempts: 1 }))).toBe(false);
+    expect(matches(filter, event('d', 1, { deadLetteredAt: at(-10), publishedAt: at(-1) }))).toBe(false);
+    expect(matches(filter, event('e', 1, { deadLetteredAt: at(-10) }))).toBe(false);
+    const requeued = apply(update, parked);
+    expect(requeued).toMatchObject({ deadLetteredAt: null, attempts: 0, availableAt: NOW, lastError: 'poison' });
+    expect(matches(claimFilter('a-1'), requeued)).toBe(true);
   });
 
   it('a unique index keeps one event per aggregate sequence', () => {

@@ -1,4 +1,5 @@
-import type { ClaimInput, Scope } from '@oncely/core';
+import type { Scope } from '@oncely/core';
+import type { ClaimInput } from '@oncely/core/adapter';
 import { Long } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import {

@@ -68,10 +68,7 @@ function guard(connection: SqlConnection) {
   let open = true;
   const check = () => {
     if (!open) {
-      throw new OncelyError(
-        'invalid_option',
-        'oncely/postgres: this transaction has ended; use tx only while the handler runs',
-      );
+      throw new OncelyError('invalid_state', 'oncely/postgres: this transaction has ended; use tx only while the handler runs');
     }
   };
   const guarded: SqlConnection = {

@@ -1,13 +1,15 @@
+import { type Clock, type EventListener, OncelyError, systemClock } from '@oncely/core';
 import {
   assertInboxInput,
-  type EventListener,
+  eventEmitter,
   type Inbox,
   type InboxEvent,
   type InboxInput,
   type InboxOutcome,
-  OncelyError,
-  toStorageError,
-} from '@oncely/core';
+  type PurgeProcessedInput,
+  storageGuard,
+  storageTransaction,
+} from '@oncely/core/adapter';
 import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
 import { type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
 import { prepared } from '../sql/prepared.js';
@@ -27,6 +29,8 @@ export interface PostgresInboxOptions extends SqlDriverOptions {
   readonly schema?: string;
   /** Told about every duplicate detected, per consumer. */
   readonly onEvent?: EventListener<InboxEvent>;
+  /** Stamps the events (default the system clock); record ages are judged by the database clock. */
+  readonly clock?: Clock;
 }
 
 /** A PostgreSQL inbox (processed-messages table) for idempotent consumers. */
@@ -44,11 +48,11 @@ export interface PostgresInbox extends Inbox<PostgresTx> {
   /** {@link process} in a transaction of its own on `db`: commits when `fn` resolves, rolls back when it throws. */
   run(input: InboxInput, fn: (tx: PostgresTx) => Promise<unknown>): Promise<InboxOutcome>;
   /**
-   * Deletes up to `limit` rows recorded more than `olderThanMs` ago; returns how many. Keep rows at
-   * least as long as an event can be redelivered (relay leases, stream retention, consumer downtime):
-   * after that, a late redelivery is applied again.
+   * Deletes up to `limit` rows recorded more than `olderThanMs` ago (database clock); returns how
+   * many. Keep rows at least as long as an event can be redelivered (relay leases, stream retention,
+   * consumer downtime): after that, a late redelivery is applied again.
    */
-  purgeProcessed(input: { readonly olderThanMs: number; readonly limit: number }): Promise<number>;
+  purgeProcessed(input: PurgeProcessedInput): Promise<number>;
 }
 
 /**
@@ -65,24 +69,18 @@ export function postgresInbox(options: PostgresInboxOptions): PostgresInbox {
   const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_INBOX_TABLE);
   const driver = sqlDriver(options.db, options);
   const sql = prepared(inboxStatements(table));
+  const storageCall = storageGuard('postgres');
+  const emit = eventEmitter<InboxEvent>(options.onEvent, options.clock ?? systemClock);
 
   async function process(tx: PostgresTx, input: InboxInput, fn: (tx: PostgresTx) => Promise<unknown>): Promise<InboxOutcome> {
     assertInboxInput(input);
     if (!tx || typeof tx.query !== 'function') {
-      throw new OncelyError('invalid_option', 'oncely/postgres: inbox.process needs the transaction handle (tx) to write in');
+      throw new OncelyError('invalid_state', 'oncely/postgres: inbox.process needs the transaction handle (tx) to write in');
     }
-    let rowCount: number;
-    try {
-      ({ rowCount } = await tx.query(sql.record, [input.consumer, input.eventId]));
-    } catch (error) {
-      throw toStorageError('postgres', 'inbox process', error);
-    }
+    const { rowCount } = await storageCall('inbox.process', () => tx.query(sql.record, [input.consumer, input.eventId]));
     if (rowCount === 0) {
-      try {
-        options.onEvent?.({ type: 'inbox_duplicate', at: Date.now(), consumer: input.consumer, eventId: input.eventId });
-      } catch {
-        // A failing metrics sink must not turn a duplicate into a failure (and a redelivery loop).
-      }
+      // A safe emitter: a failing metrics sink must not turn a duplicate into a failure (and a redelivery loop).
+      emit({ type: 'inbox_duplicate', consumer: input.consumer, eventId: input.eventId });
       return 'duplicate';
     }
     await fn(tx);
@@ -92,30 +90,15 @@ export function postgresInbox(options: PostgresInboxOptions): PostgresInbox {
   return {
     table,
     process,
-    async run(input, fn) {
-      let failed: { readonly error: unknown } | undefined;
-      const guarded = async (tx: PostgresTx) => {
-        try {
-          return await fn(tx);
-        } catch (error) {
-          failed = { error };
-          throw error;
-        }
-      };
-      try {
-        return await driver.transaction(async (tx) => ({ action: 'commit', value: await process(tx, input, guarded) }));
-      } catch (error) {
-        // fn's own errors pass through untouched; BEGIN or COMMIT failing is a storage failure.
-        if (failed && failed.error === error) throw error;
-        throw toStorageError('postgres', 'inbox run', error);
-      }
-    },
-    async purgeProcessed({ olderThanMs, limit }) {
-      try {
-        return (await driver.query(sql.purge, [olderThanMs, limit])).rowCount;
-      } catch (error) {
-        throw toStorageError('postgres', 'inbox purgeProcessed', error);
-      }
-    },
+    // fn's own errors pass through untouched; BEGIN or COMMIT failing is a storage failure.
+    run: (input, fn) =>
+      storageTransaction(
+        'postgres',
+        'inbox.run',
+        (work: (tx: PostgresTx) => Promise<InboxOutcome>) => driver.transaction(async (tx) => ({ action: 'commit', value: await work(tx) })),
+        (tx) => process(tx, input, fn),
+      ),
+    purgeProcessed: ({ olderThanMs, limit }) =>
+      storageCall('inbox.purgeProcessed', async () => (await driver.query(sql.purge, [olderThanMs, limit])).rowCount),
   };
 }

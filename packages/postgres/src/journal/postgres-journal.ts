@@ -1,3 +1,4 @@
+import type { JournalOperation } from '@oncely/core';
 import {
   assertValidOperationId,
   type JournalEntry,
@@ -9,9 +10,9 @@ import {
   resolveListUnresolved,
   resolveOutcome,
   resolvePurgeSettled,
+  storageGuard,
   toJournalEntry,
-  toStorageError,
-} from '@oncely/core';
+} from '@oncely/core/adapter';
 import type { PostgresDb } from '../driver/postgres-db.js';
 import { type SqlDriver, type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
 import { prepared } from '../sql/prepared.js';
@@ -76,67 +77,65 @@ export function postgresJournal(options: PostgresJournalOptions): PostgresJourna
   const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_JOURNAL_TABLE);
   const sql = prepared(journalStatements(table));
 
-  const storage = async <T>(operation: string, call: () => Promise<T>): Promise<T> => {
-    try {
-      return await call();
-    } catch (error) {
-      throw toStorageError('postgres', `journal ${operation}`, error);
+  // Every reply is read inside the guard: a row this code cannot read is a corrupt_record StorageError.
+  const storageCall = storageGuard('postgres');
+
+  /** Runs a change-or-read statement until its answer is consistent. */
+  const consistentRow = async (operation: JournalOperation, text: string, params: readonly unknown[]) => {
+    for (let attempt = 1; ; attempt++) {
+      const { rows } = await driver.query<EntryRow>(text, params);
+      const row = rows[0];
+      // Nothing read, or an open entry left unchanged: the snapshot predates a concurrent commit.
+      const stale = operation === 'journal.begin' ? !row : row !== undefined && !row.changed && (row.state === 'pending' || row.state === 'unknown');
+      if (!stale || attempt >= STATEMENT_ATTEMPTS) return row;
     }
   };
 
-  /** Runs a change-or-read statement until its answer is consistent. */
-  const changeOrRead = (operation: string, text: string, params: readonly unknown[]) =>
-    storage(operation, async () => {
-      for (let attempt = 1; ; attempt++) {
-        const { rows } = await driver.query<EntryRow>(text, params);
-        const row = rows[0];
-        // Nothing read, or an open entry left unchanged: the snapshot predates a concurrent commit.
-        const stale = operation === 'begin' ? !row : row !== undefined && !row.changed && (row.state === 'pending' || row.state === 'unknown');
-        if (!stale || attempt >= STATEMENT_ATTEMPTS) return row;
-      }
+  const changed = (operation: JournalOperation, text: string, operationId: string, params: readonly unknown[]) =>
+    storageCall(operation, async () => {
+      const row = await consistentRow(operation, text, [operationId, ...params]);
+      if (!row) throw operationNotBegun('postgres', operationId);
+      return toEntry(row);
     });
-
-  const changed = async (operation: string, text: string, operationId: string, params: readonly unknown[]) => {
-    const row = await changeOrRead(operation, text, [operationId, ...params]);
-    if (!row) throw operationNotBegun('postgres', operationId);
-    return toEntry(row);
-  };
 
   return {
     name: 'postgres',
     table,
     async begin(operationId, beginOptions) {
       const { key, requestJson } = resolveBegin(operationId, beginOptions);
-      const row = await changeOrRead('begin', sql.begin, [operationId, key, requestJson ?? null]);
-      if (!row) throw toStorageError('postgres', 'journal begin', new Error('the entry was neither inserted nor found'));
-      return { kind: row.changed ? 'started' : 'resumed', entry: toEntry(row) };
+      return storageCall('journal.begin', async () => {
+        const row = await consistentRow('journal.begin', sql.begin, [operationId, key, requestJson ?? null]);
+        if (!row) throw new Error('the entry was neither inserted nor found');
+        return { kind: row.changed ? ('started' as const) : ('resumed' as const), entry: toEntry(row) };
+      });
     },
     async get(operationId) {
       assertValidOperationId(operationId);
-      const { rows } = await storage('get', () => driver.query<EntryRow>(sql.get, [operationId]));
-      return rows[0] && toEntry(rows[0]);
+      return storageCall('journal.get', async () => {
+        const { rows } = await driver.query<EntryRow>(sql.get, [operationId]);
+        return rows[0] && toEntry(rows[0]);
+      });
     },
     async recordAttempt(operationId) {
       assertValidOperationId(operationId);
-      return changed('recordAttempt', sql.attempt, operationId, []);
+      return changed('journal.recordAttempt', sql.attempt, operationId, []);
     },
     async complete(operationId, outcome) {
       assertValidOperationId(operationId);
       const { state, dataJson } = resolveOutcome(outcome);
-      return changed('complete', sql.complete, operationId, [state, dataJson ?? null]);
+      return changed('journal.complete', sql.complete, operationId, [state, dataJson ?? null]);
     },
     async markUnknown(operationId, lastError) {
       assertValidOperationId(operationId);
-      return changed('markUnknown', sql.unknown, operationId, [lastError === undefined ? null : String(lastError)]);
+      return changed('journal.markUnknown', sql.unknown, operationId, [lastError === undefined ? null : String(lastError)]);
     },
     async listUnresolved(listOptions) {
       const { staleAfterMs, limit } = resolveListUnresolved(listOptions);
-      const { rows } = await storage('listUnresolved', () => driver.query<EntryRow>(sql.unresolved, [staleAfterMs, limit]));
-      return rows.map(toEntry);
+      return storageCall('journal.listUnresolved', async () => (await driver.query<EntryRow>(sql.unresolved, [staleAfterMs, limit])).rows.map(toEntry));
     },
     async purgeSettled(purgeOptions) {
       const { olderThanMs, limit } = resolvePurgeSettled(purgeOptions);
-      const { rows } = await storage('purgeSettled', () => driver.query<{ count: number }>(sql.purge, [olderThanMs, limit]));
+      const { rows } = await storageCall('journal.purgeSettled', () => driver.query<{ count: number }>(sql.purge, [olderThanMs, limit]));
       return Number(rows[0]?.count ?? 0);
     },
     async close() {},

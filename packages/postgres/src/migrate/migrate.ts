@@ -1,4 +1,4 @@
-import { toStorageError } from '@oncely/core';
+import { toStorageError } from '@oncely/core/adapter';
 import type { PostgresDb } from '../driver/postgres-db.js';
 import { sqlDriver } from '../driver/sql-driver.js';
 import { quoteIdentifier } from '../identifiers/identifier.js';

@@ -1,18 +1,21 @@
+import { OncelyError } from '@oncely/core';
 import {
   type NewOutboxEvent,
-  OncelyError,
+  type Outbox,
   type OutboxEvent,
-  type OutboxSource,
   prepareOutboxEvent,
+  storageGuard,
   toStorageError,
-} from '@oncely/core';
+} from '@oncely/core/adapter';
 import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
 import { type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
 import { prepared } from '../sql/prepared.js';
 import { sqlState } from '../driver/sql-state.js';
 import { qualifiedName, type QuotedIdentifier, quoteIdentifier } from '../identifiers/identifier.js';
 import { outboxStatements } from './outbox-statements.js';
-import { outboxCall, postgresSource } from './postgres-source.js';
+import { postgresSource } from './postgres-source.js';
+
+const storageCall = storageGuard('postgres');
 
 /** The table `migrate()` creates for the outbox unless told otherwise. */
 export const DEFAULT_OUTBOX_TABLE = 'oncely_outbox';
@@ -32,8 +35,8 @@ export interface PostgresOutboxOptions extends SqlDriverOptions {
   readonly channel?: string | false;
 }
 
-/** A PostgreSQL transactional outbox. */
-export interface PostgresOutbox {
+/** A PostgreSQL transactional outbox: the `Outbox` contract of `@oncely/core` over a `PostgresTx`. */
+export interface PostgresOutbox extends Outbox<PostgresTx> {
   /** The quoted `"schema"."table"` holding the events. */
   readonly table: QuotedIdentifier;
   /**
@@ -42,13 +45,11 @@ export interface PostgresOutbox {
    * `aggregateSeq`, assigns the aggregate's next one; the sequence row it locks orders concurrent
    * enqueues of one aggregate, so a higher sequence never commits before a lower one. A caller's
    * `aggregateSeq` must be higher than every one enqueued for the aggregate (`outbox_sequence_conflict`
-   * otherwise). A failed enqueue leaves `tx` aborted: roll it back.
+   * otherwise); an `eventId` already in the outbox is refused with `duplicate_event`. A failed
+   * enqueue leaves `tx` aborted: roll it back. Pass the transaction, not the pool: on a pool or a
+   * client outside a transaction the event would commit on its own.
    */
-  enqueue(tx: PostgresTx, event: NewOutboxEvent): Promise<OutboxEvent>;
-  /** What a relay claims from: `createRelay({ source: outbox.source, publisher })`. */
-  readonly source: OutboxSource;
-  /** Makes dead-lettered events claimable again with a fresh attempt count; returns how many. */
-  requeue(eventIds: readonly string[]): Promise<number>;
+  enqueue<P>(tx: PostgresTx, event: NewOutboxEvent<P>): Promise<OutboxEvent<P>>;
 }
 
 interface EnqueuedRow {
@@ -76,10 +77,10 @@ export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
   return {
     table,
     source: postgresSource(options.db, driver, sql, channel),
-    async enqueue(tx, input) {
+    async enqueue<P>(tx: PostgresTx, input: NewOutboxEvent<P>): Promise<OutboxEvent<P>> {
       const event = prepareOutboxEvent(input);
       if (!tx || typeof tx.query !== 'function') {
-        throw new OncelyError('invalid_option', 'oncely/postgres: enqueue needs the transaction handle (tx) to write in');
+        throw new OncelyError('invalid_state', 'oncely/postgres: enqueue needs the transaction handle (tx) to write in');
       }
       const params = [
         event.eventId,
@@ -109,12 +110,12 @@ export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
         aggregateId: event.aggregateId,
         aggregateSeq: Number(row.aggregate_seq),
         eventType: event.eventType,
-        payload: JSON.parse(event.payloadJson),
+        payload: JSON.parse(event.payloadJson) as P,
         createdAt: new Date(Number(row.created_ms)),
       };
     },
     async requeue(eventIds) {
-      const { rowCount } = await outboxCall('requeue', () => driver.query(sql.requeue, [eventIds]));
+      const { rowCount } = await storageCall('outbox.requeue', () => driver.query(sql.requeue, [eventIds]));
       return rowCount;
     },
   };
@@ -124,12 +125,12 @@ export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
 function enqueueError(error: unknown): OncelyError {
   const state = sqlState(error);
   if (state === '23505' && /_pkey/.test(String((error as { constraint?: unknown }).constraint ?? (error as Error).message))) {
-    return new OncelyError('invalid_event', 'oncely/postgres: an event with this eventId is already in the outbox', { cause: error });
+    return new OncelyError('duplicate_event', 'oncely/postgres: an event with this eventId is already in the outbox', { cause: error });
   }
   if (state === '22P05') {
     return new OncelyError('invalid_event', 'oncely/postgres: jsonb cannot store the character U+0000; remove it from the payload', {
       cause: error,
     });
   }
-  return toStorageError('postgres', 'outbox enqueue', error);
+  return toStorageError('postgres', 'outbox.enqueue', error);
 }

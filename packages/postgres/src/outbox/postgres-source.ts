@@ -1,4 +1,4 @@
-import { type ClaimedEvent, type OutboxSource, toStorageError } from '@oncely/core';
+import { type ClaimedEvent, type OutboxSource, storageGuard } from '@oncely/core/adapter';
 import type { PostgresDb } from '../driver/postgres-db.js';
 import type { SqlDriver } from '../driver/sql-driver.js';
 import type { OutboxStatements } from './outbox-statements.js';
@@ -33,14 +33,8 @@ const toClaimed = (row: EventRow): ClaimedEvent => ({
   attempt: Number(row.attempts),
 });
 
-/** Wraps every failure as a StorageError naming the outbox step, so relays report and fail closed. */
-export async function outboxCall<T>(operation: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    throw toStorageError('postgres', `outbox ${operation}`, error);
-  }
-}
+/** Every failure leaves as a StorageError naming the outbox step, so relays report and fail closed. */
+const storageCall = storageGuard('postgres');
 
 /**
  * The relay side of a PostgreSQL outbox: every method is one statement on the database clock.
@@ -50,29 +44,31 @@ export function postgresSource(db: PostgresDb, driver: SqlDriver, sql: OutboxSta
   const source: OutboxSource = {
     name: 'postgres',
     async claim({ owner, limit, leaseMs }) {
-      const { rows } = await outboxCall('claim', () => driver.query<EventRow>(sql.claim, [owner, limit, leaseMs]));
-      // RETURNING order is unspecified: hand the batch over oldest first.
-      return rows.map(toClaimed).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.eventId < b.eventId ? -1 : 1));
+      return storageCall('outbox.claim', async () => {
+        const { rows } = await driver.query<EventRow>(sql.claim, [owner, limit, leaseMs]);
+        // RETURNING order is unspecified: hand the batch over oldest first.
+        return rows.map(toClaimed).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.eventId < b.eventId ? -1 : 1));
+      });
     },
     async markPublished(eventIds) {
-      await outboxCall('markPublished', () => driver.query(sql.markPublished, [eventIds]));
+      await storageCall('outbox.markPublished', () => driver.query(sql.markPublished, [eventIds]));
     },
     async reschedule({ owner, retries }) {
       const params = [owner, retries.map((r) => r.eventId), retries.map((r) => r.delayMs), retries.map((r) => r.error)];
-      const { rowCount } = await outboxCall('reschedule', () => driver.query(sql.reschedule, params));
+      const { rowCount } = await storageCall('outbox.reschedule', () => driver.query(sql.reschedule, params));
       return rowCount;
     },
     async deadLetter({ owner, letters }) {
       const params = [owner, letters.map((l) => l.eventId), letters.map((l) => l.error)];
-      const { rowCount } = await outboxCall('deadLetter', () => driver.query(sql.deadLetter, params));
+      const { rowCount } = await storageCall('outbox.deadLetter', () => driver.query(sql.deadLetter, params));
       return rowCount;
     },
     async release({ owner, eventIds }) {
-      const { rowCount } = await outboxCall('release', () => driver.query(sql.release, [owner, eventIds]));
+      const { rowCount } = await storageCall('outbox.release', () => driver.query(sql.release, [owner, eventIds]));
       return rowCount;
     },
     async stats() {
-      const { rows } = await outboxCall('stats', () => driver.query<StatsRow>(sql.stats));
+      const { rows } = await storageCall('outbox.stats', () => driver.query<StatsRow>(sql.stats));
       const row = rows[0];
       return {
         unpublished: Number(row?.unpublished ?? 0),
@@ -81,10 +77,10 @@ export function postgresSource(db: PostgresDb, driver: SqlDriver, sql: OutboxSta
       };
     },
     async purgePublished({ olderThanMs, limit }) {
-      const { rowCount } = await outboxCall('purgePublished', () => driver.query(sql.purgePublished, [olderThanMs, limit]));
+      const { rowCount } = await storageCall('outbox.purgePublished', () => driver.query(sql.purgePublished, [olderThanMs, limit]));
       return rowCount;
     },
   };
-  if (channel !== undefined) source.subscribe = () => outboxCall('subscribe', () => openWakeUp(db, driver, channel));
+  if (channel !== undefined) source.subscribe = () => storageCall('outbox.subscribe', () => openWakeUp(db, driver, channel));
   return source;
 }

@@ -1,4 +1,5 @@
-import { type OutboxWakeUp, systemClock } from '@oncely/core';
+import { systemClock } from '@oncely/core';
+import type { OutboxWakeUp } from '@oncely/core/adapter';
 import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
 import { quoteIdentifier } from '../identifiers/identifier.js';
 

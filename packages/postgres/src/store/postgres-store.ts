@@ -1,14 +1,13 @@
+import { type IdempotencyRecord, OncelyError, type Scope, type TransactionalStore } from '@oncely/core';
 import {
   type ClaimInput,
   type ClaimResult,
   type FenceResult,
-  type IdempotencyRecord,
-  OncelyError,
-  type Scope,
-  type TransactionalStore,
+  integerOption,
+  storageGuard,
   type TransactionClaim,
   toStorageError,
-} from '@oncely/core';
+} from '@oncely/core/adapter';
 import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
 import { type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
 import { prepared } from '../sql/prepared.js';
@@ -50,13 +49,8 @@ type ClaimRow = RecordRow & { readonly outcome: 'claimed' | 'existing' | null };
 
 const scopeParams = (scope: Scope) => [scope.tenant, scope.principal, scope.operation, scope.key];
 
-function lockTimeoutSetting(ms: number | undefined): string | null {
-  if (ms === undefined) return null;
-  if (!Number.isInteger(ms) || ms <= 0) {
-    throw new OncelyError('invalid_option', `oncely/postgres: lockTimeoutMs must be a positive integer, got ${ms}`);
-  }
-  return String(ms);
-}
+const lockTimeoutSetting = (ms: number | undefined): string | null =>
+  ms === undefined ? null : String(integerOption('oncely/postgres: lockTimeoutMs', ms));
 
 /**
  * Creates the PostgreSQL store. Run {@link migrate} (or the shipped SQL) first. Every method is one
@@ -68,13 +62,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const lockTimeout = lockTimeoutSetting(options.lockTimeoutMs);
   const sql = prepared(storeStatements(table));
 
-  async function storage<T>(operation: string, call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
-      throw toStorageError(NAME, operation, error);
-    }
-  }
+  const storage = storageGuard(NAME);
 
   /** Claim-or-read; runs again only when the statement saw a concurrent commit it could not act on. */
   async function claimOn(session: PostgresTx, input: ClaimInput, timeout: string | null): Promise<ClaimResult> {
@@ -87,7 +75,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     throw new Error(`the claim did not settle in ${CLAIM_ATTEMPTS} attempts while the key kept changing`);
   }
 
-  async function fenced(operation: string, text: string, params: unknown[]): Promise<FenceResult> {
+  async function fenced(operation: 'complete' | 'release' | 'extend', text: string, params: unknown[]): Promise<FenceResult> {
     return storage(operation, async () => ((await driver.query(text, params)).rows.length === 1 ? 'ok' : 'fence_lost'));
   }
 

@@ -1,4 +1,5 @@
-import { type InboxEvent, isOncelyError } from '@oncely/core';
+import { isOncelyError } from '@oncely/core';
+import type { InboxEvent } from '@oncely/core/outbox';
 import { uniqueKey } from '@oncely/testkit';
 import fc from 'fast-check';
 import pg from 'pg';

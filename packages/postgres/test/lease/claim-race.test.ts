@@ -1,4 +1,5 @@
-import { type ClaimInput, createIdempotency, type StoredResponse, type TransactionDecision } from '@oncely/core';
+import { createIdempotency, type StoredResponse } from '@oncely/core';
+import type { ClaimInput, TransactionDecision } from '@oncely/core/adapter';
 import { uniqueKey } from '@oncely/testkit';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,5 @@
-import type { ClaimInput, FenceResult, IdempotencyRecord, TransactionDecision } from '@oncely/core';
+import type { IdempotencyRecord } from '@oncely/core';
+import type { ClaimInput, FenceResult, TransactionDecision } from '@oncely/core/adapter';
 import type { PostgresStore, PostgresTx } from '../../src/index.js';
 import type { MutatedPool, SqlMutation } from './mutated-pool.js';
 

@@ -1,4 +1,5 @@
 import { createIdempotency, isOncelyError } from '@oncely/core';
+import type { NewOutboxEvent } from '@oncely/core/outbox';
 import { uniqueKey } from '@oncely/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PostgresDb, type PostgresOutbox, type PostgresTx, postgresOutbox, postgresStore, sqlDriver } from '../../src/index.js';
@@ -102,7 +103,7 @@ describe('postgres outbox: enqueue', () => {
     const eventId = uniqueKey('evt');
     await inTransaction(pool, (tx) => outbox.enqueue(tx, event(uniqueKey('ord'), { eventId })));
     const refused = await inTransaction(pool, (tx) => outbox.enqueue(tx, event(uniqueKey('ord'), { eventId }))).catch((e: unknown) => e);
-    expect(isOncelyError(refused, 'invalid_event')).toBe(true);
+    expect(isOncelyError(refused, 'duplicate_event')).toBe(true);
   });
 
   it('refuses a payload jsonb cannot hold with invalid_event', async () => {
@@ -121,7 +122,7 @@ describe('postgres outbox: enqueue', () => {
       },
     };
     for (const bad of [event(''), { ...event('x'), payload: Number.NaN }, { ...event('x'), aggregateSeq: 0 }]) {
-      await expect(outbox.enqueue(counting, bad)).rejects.toMatchObject({ code: 'invalid_event' });
+      await expect(outbox.enqueue(counting, bad as NewOutboxEvent)).rejects.toMatchObject({ code: 'invalid_event' });
     }
     expect(statements).toBe(0);
   });

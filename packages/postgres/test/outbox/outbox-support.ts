@@ -1,5 +1,5 @@
-import { createRelay, type NewOutboxEvent, type OutboxEvent } from '@oncely/core';
-import { memoryBroker } from '../../../core/test/outbox/memory-broker.js';
+import { createRelay, type NewOutboxEvent, type OutboxEvent } from '@oncely/core/outbox';
+import { memoryBroker } from '@oncely/testkit';
 import type { OutboxUnderTest } from '@oncely/testkit';
 import { until } from '../support/wait.js';
 import { migrate, type PostgresDb, type PostgresOutbox, postgresOutbox, sqlDriver } from '../../src/index.js';

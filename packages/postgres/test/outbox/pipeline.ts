@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { NewOutboxEvent } from '@oncely/core';
+import type { NewOutboxEvent } from '@oncely/core/outbox';
 import { parseStreamEntry } from '@oncely/redis';
 import { Redis } from 'ioredis';
 import type pg from 'pg';

@@ -1,7 +1,7 @@
-import { createRelay, type Publisher, type RelayEvent } from '@oncely/core';
+import { createRelay, type Publisher, type RelayEvent } from '@oncely/core/outbox';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyWithInbox, memoryBroker } from '../../../core/test/outbox/memory-broker.js';
+import { applyWithInbox, memoryBroker } from '@oncely/testkit';
 import { type PostgresOutbox, postgresOutbox, sqlDriver } from '../../src/index.js';
 import { openWakeUp } from '../../src/outbox/wake-up.js';
 import { createPool, DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';

@@ -124,7 +124,7 @@ export function transactionalBehaviours(name: string, setup: () => Transactional
         return { status: 200 };
       });
       const error = await kept!.query('SELECT 1').catch((caught: unknown) => caught);
-      expect(isOncelyError(error, 'invalid_option')).toBe(true);
+      expect(isOncelyError(error, 'invalid_state')).toBe(true);
     });
 
     it('concurrent duplicates execute once and every caller gets the same response', async () => {

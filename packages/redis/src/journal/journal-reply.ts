@@ -1,4 +1,4 @@
-import { type JournalRow, type JournalState, toJournalEntry, type JournalEntry } from '@oncely/core';
+import { corruptRecord, type JournalEntry, type JournalRow, type JournalState, toJournalEntry } from '@oncely/core/adapter';
 
 const STATES: ReadonlySet<string> = new Set<JournalState>(['pending', 'unknown', 'succeeded', 'failed']);
 
@@ -10,10 +10,10 @@ export function toEntry(reply: unknown): JournalEntry | undefined {
   const state = fields.get('state');
   const number = (name: string) => {
     const value = Number(fields.get(name));
-    if (!Number.isSafeInteger(value)) throw new Error(`the journal entry's ${name} is not an integer`);
+    if (!Number.isSafeInteger(value)) throw corruptRecord(`the journal entry's ${name} is not an integer`);
     return value;
   };
-  if (state === undefined || !STATES.has(state)) throw new Error(`the journal entry has an unknown state "${state}"`);
+  if (state === undefined || !STATES.has(state)) throw corruptRecord(`the journal entry has an unknown state "${state}"`);
   const row: JournalRow = {
     operationId: fields.get('operation_id') ?? '',
     key: fields.get('key') ?? '',

@@ -1,15 +1,15 @@
+import { OncelyError } from '@oncely/core';
 import {
   assertValidOperationId,
   type JournalEntry,
-  OncelyError,
   type OperationJournal,
   operationNotBegun,
   resolveBegin,
   resolveListUnresolved,
   resolveOutcome,
   resolvePurgeSettled,
-  toStorageError,
-} from '@oncely/core';
+  storageGuard,
+} from '@oncely/core/adapter';
 import type { Cluster, Redis } from 'ioredis';
 import { journalKeys } from './journal-keys.js';
 import { toEntry } from './journal-reply.js';
@@ -49,13 +49,7 @@ export function redisJournal(options: RedisJournalOptions): RedisJournal {
   journalScripts.register(client);
 
   /** Every failure leaves as a StorageError (validation errors, raised before, stay as they are). */
-  const guard = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
-    try {
-      return await work();
-    } catch (error) {
-      throw toStorageError('redis', `journal ${operation}`, error);
-    }
-  };
+  const guard = storageGuard('redis');
   const existing = (operationId: string, reply: unknown): JournalEntry => {
     const entry = toEntry(reply);
     if (!entry) throw operationNotBegun('redis', operationId);
@@ -68,7 +62,7 @@ export function redisJournal(options: RedisJournalOptions): RedisJournal {
     prefix,
     async begin(operationId, beginOptions) {
       const { key, requestJson } = resolveBegin(operationId, beginOptions);
-      return guard('begin', async () => {
+      return guard('journal.begin', async () => {
         const reply = (await journalScripts.call(client, 'begin', [keys.entry(operationId), keys.pending], [
           operationId,
           key,
@@ -80,40 +74,35 @@ export function redisJournal(options: RedisJournalOptions): RedisJournal {
     },
     async get(operationId) {
       assertValidOperationId(operationId);
-      return guard('get', async () => toEntry(await client.hgetall(keys.entry(operationId)).then(flatten)));
+      return guard('journal.get', async () => toEntry(await client.hgetall(keys.entry(operationId)).then(flatten)));
     },
+    // Each reply is read inside the guard: one this code cannot read leaves as a corrupt_record StorageError.
     async recordAttempt(operationId) {
       assertValidOperationId(operationId);
-      const reply = await guard('recordAttempt', () =>
-        journalScripts.call(client, 'attempt', [keys.entry(operationId), keys.pending, keys.unknown], [operationId]),
-      );
-      return existing(operationId, reply);
+      return guard('journal.recordAttempt', async () => {
+        const keysOf = [keys.entry(operationId), keys.pending, keys.unknown];
+        return existing(operationId, await journalScripts.call(client, 'attempt', keysOf, [operationId]));
+      });
     },
     async complete(operationId, outcome) {
       assertValidOperationId(operationId);
       const { state, dataJson } = resolveOutcome(outcome);
-      const reply = await guard('complete', () =>
-        journalScripts.call(client, 'complete', [keys.entry(operationId), keys.pending, keys.unknown, keys.settled], [
-          operationId,
-          state,
-          ...flag(dataJson),
-        ]),
-      );
-      return existing(operationId, reply);
+      return guard('journal.complete', async () => {
+        const keysOf = [keys.entry(operationId), keys.pending, keys.unknown, keys.settled];
+        return existing(operationId, await journalScripts.call(client, 'complete', keysOf, [operationId, state, ...flag(dataJson)]));
+      });
     },
     async markUnknown(operationId, lastError) {
       assertValidOperationId(operationId);
-      const reply = await guard('markUnknown', () =>
-        journalScripts.call(client, 'unknown', [keys.entry(operationId), keys.pending, keys.unknown], [
-          operationId,
-          ...flag(lastError === undefined ? undefined : String(lastError)),
-        ]),
-      );
-      return existing(operationId, reply);
+      return guard('journal.markUnknown', async () => {
+        const keysOf = [keys.entry(operationId), keys.pending, keys.unknown];
+        const error = flag(lastError === undefined ? undefined : String(lastError));
+        return existing(operationId, await journalScripts.call(client, 'unknown', keysOf, [operationId, ...error]));
+      });
     },
     async listUnresolved(listOptions) {
       const { staleAfterMs, limit } = resolveListUnresolved(listOptions);
-      return guard('listUnresolved', async () => {
+      return guard('journal.listUnresolved', async () => {
         const [cutoff, ...pairs] = (await journalScripts.call(client, 'unresolved', [keys.pending, keys.unknown], [
           Math.floor(staleAfterMs),
           limit,
@@ -136,7 +125,7 @@ export function redisJournal(options: RedisJournalOptions): RedisJournal {
     },
     async purgeSettled(purgeOptions) {
       const { olderThanMs, limit } = resolvePurgeSettled(purgeOptions);
-      return guard('purgeSettled', async () => {
+      return guard('journal.purgeSettled', async () => {
         const [cutoff, ...ids] = (await journalScripts.call(client, 'settled', [keys.settled], [Math.floor(olderThanMs), limit])) as string[];
         if (ids.length === 0) return 0;
         const pipeline = client.pipeline();

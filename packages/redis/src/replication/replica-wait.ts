@@ -1,4 +1,4 @@
-import { OncelyError } from '@oncely/core';
+import { integerOption } from '@oncely/core/adapter';
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
 
 /** The `wait` option: how many replicas must acknowledge a write, and for how long to wait. */
@@ -18,14 +18,10 @@ export interface ReplicatedReply {
 /** Validates the `wait` option; throws `invalid_option`. */
 export function checkReplicaWait(wait: ReplicaWait | undefined): ReplicaWait | undefined {
   if (wait === undefined) return undefined;
-  const { replicas, timeoutMs } = wait;
-  if (!Number.isInteger(replicas) || replicas < 1 || !Number.isInteger(timeoutMs) || timeoutMs < 1) {
-    throw new OncelyError(
-      'invalid_option',
-      `oncely/redis: wait needs integers replicas >= 1 and timeoutMs >= 1, got ${JSON.stringify(wait)}`,
-    );
-  }
-  return { replicas, timeoutMs };
+  return {
+    replicas: integerOption('oncely/redis: wait.replicas', wait?.replicas),
+    timeoutMs: integerOption('oncely/redis: wait.timeoutMs', wait?.timeoutMs),
+  };
 }
 
 /**

@@ -1,11 +1,12 @@
-import type { ClaimInput, ClaimResult, IdempotencyRecord, Scope, StoredResponse, TerminalState } from '@oncely/core';
+import type { IdempotencyRecord, Scope, StoredResponse, TerminalState } from '@oncely/core';
+import { type ClaimInput, type ClaimResult, corruptRecord } from '@oncely/core/adapter';
 
 /** Every stored record is a JSON object whose first member is its state (see `record.lua`). */
 const IN_PROGRESS = '{"state":"in_progress"';
 
-/** A reply this code did not write: refuse it rather than guess (fail closed). */
+/** A reply this code did not write: refuse it rather than guess (fail closed, as `corrupt_record`). */
 const unexpected = (what: string, reply: unknown) =>
-  new Error(`unexpected ${what} reply from Redis: ${JSON.stringify(reply)?.slice(0, 200)}`);
+  corruptRecord(`unexpected ${what} reply from Redis: ${JSON.stringify(reply)?.slice(0, 200)}`);
 
 const isInteger = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value);
 

@@ -1,4 +1,5 @@
-import { type ClaimInput, type ClaimResult, type IdempotencyStore, OncelyError, type Scope, toStorageError } from '@oncely/core';
+import { type IdempotencyStore, OncelyError, type Scope } from '@oncely/core';
+import { type ClaimInput, type ClaimResult, storageGuard } from '@oncely/core/adapter';
 import type { Cluster, Redis } from 'ioredis';
 import {
   checkReplicaWait,
@@ -75,17 +76,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
   const keyOf = (scope: Scope) => recordKey(prefix, scope);
 
-  /** Every failure leaves as a StorageError: the caller fails closed. A `.then`, not an async frame: it is on every request. */
-  const guard = <T>(operation: string, work: () => T | Promise<T>): Promise<T> => {
-    const fail = (error: unknown): never => {
-      throw toStorageError('redis', operation, error);
-    };
-    try {
-      return Promise.resolve(work()).then(undefined, fail);
-    } catch (error) {
-      return Promise.reject(error).then(undefined, fail);
-    }
-  };
+  /** Every failure leaves as a StorageError: the caller fails closed. */
+  const guard = storageGuard('redis');
 
   /** Runs a writing script; with `wait`, WAIT follows in the same pipeline (one write) and round trip. */
   const write = async (name: ScriptName, key: string, args: readonly (string | number)[]) =>

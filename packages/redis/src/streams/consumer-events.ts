@@ -1,7 +1,8 @@
+import type { ConsumerStage } from '@oncely/core';
 import type { EntryProblem } from './stream-entry.js';
 
-/** Where a stream consumer met a Redis failure. */
-export type ConsumerStage = 'group' | 'read' | 'claim' | 'ack';
+/** Where a stream consumer met a Redis failure: the shared consumer stages of `@oncely/core`. */
+export type { ConsumerStage };
 
 /** One stream entry an event is about. `eventId` and `entryId` are for logs, never metric labels. */
 export interface ConsumerEntrySubject {

@@ -1,15 +1,17 @@
+import { type Clock, type EventListener, OncelyError, systemClock } from '@oncely/core';
 import {
   assertIdentifier,
-  type BackoffOptions,
-  type Clock,
-  type EventListener,
-  fullJitter,
+  backgroundLoop,
+  eventEmitter,
   type InboxOutcome,
-  OncelyError,
+  integerOption,
+  invalidOption,
+  type LoopStatus,
   type OutboxEvent,
-  systemClock,
+  storageGuard,
   toStorageError,
-} from '@oncely/core';
+} from '@oncely/core/adapter';
+import { type BackoffOptions, fullJitter } from '@oncely/core/retry';
 import type { Cluster, Redis } from 'ioredis';
 import { duplicateWithLegacyReplies } from '../ioredis/duplicate.js';
 import type { ConsumerStage, StreamConsumerEvent } from './consumer-events.js';
@@ -62,7 +64,7 @@ export interface RedisStreamConsumerOptions {
 export interface RedisStreamConsumer {
   readonly group: string;
   readonly consumer: string;
-  readonly status: 'idle' | 'running' | 'stopping' | 'stopped';
+  readonly status: LoopStatus;
   /** Opens the connection and creates the group(s), then reads in the background. Rejects if that setup fails. */
   start(): Promise<void>;
   /** Lets the handler in flight finish and acknowledges it, interrupts a blocked read, closes the connection. */
@@ -81,17 +83,9 @@ type StreamReply = [stream: string, entries: [id: string, fields: string[] | nul
 type StreamResult =
   | { readonly kind: 'handled'; readonly ack: readonly string[] }
   | { readonly kind: 'failed'; readonly ack: readonly string[]; readonly retryInMs: number };
-type EventBody = StreamConsumerEvent extends infer E ? (E extends unknown ? Omit<E, 'at' | 'group' | 'consumer'> : never) : never;
 
 const MAX_EXPONENT = 30;
-const ignore = () => undefined;
-
-function positive(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new OncelyError('invalid_option', `oncely/redis: ${name} must be a positive integer, got ${value}`);
-  }
-  return value;
-}
+const positive = (name: string, value: number) => integerOption(`oncely/redis: ${name}`, value);
 
 /**
  * Reads events from Redis streams as one consumer of a consumer group and acknowledges each entry
@@ -108,13 +102,11 @@ function positive(name: string, value: number): number {
  */
 export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisStreamConsumer {
   const { client, group, consumer, handle, clock = systemClock, random = Math.random } = options;
-  if (!client || typeof client.duplicate !== 'function') {
-    throw new OncelyError('invalid_option', 'oncely/redis: redisStreamConsumer needs an ioredis Redis or Cluster client');
-  }
-  if (typeof handle !== 'function') throw new OncelyError('invalid_option', 'oncely/redis: redisStreamConsumer needs a handle function');
+  if (!client || typeof client.duplicate !== 'function') throw invalidOption('oncely/redis', 'redisStreamConsumer needs an ioredis Redis or Cluster client');
+  if (typeof handle !== 'function') throw invalidOption('oncely/redis', 'redisStreamConsumer needs a handle function');
   const streams = typeof options.stream === 'string' ? [options.stream] : [...options.stream];
   if (streams.length === 0 || new Set(streams).size !== streams.length) {
-    throw new OncelyError('invalid_option', 'oncely/redis: stream must name at least one stream, each once');
+    throw invalidOption('oncely/redis', 'stream must name at least one stream, each once');
   }
   for (const stream of streams) assertIdentifier('invalid_option', 'stream', stream);
   assertIdentifier('invalid_option', 'group', group);
@@ -125,33 +117,18 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
   const claimIntervalMs = positive('claimIntervalMs', options.claimIntervalMs ?? 5_000);
   const startId = options.startId ?? '0';
   const backoff = options.backoff ?? { baseMs: 100, capMs: 30_000 };
-  fullJitter(0, backoff, () => 0);
 
-  let status: RedisStreamConsumer['status'] = 'idle';
   let connection: Redis | Cluster | undefined;
-  let loopDone: Promise<void> | undefined;
   let blocked = false;
-  const wake = new AbortController();
   const attempts = new Map<string, number>();
-  const running = () => status === 'running';
   // The Redis command in progress, so a failure can say where it happened.
   let stage: ConsumerStage = 'read';
-  const emit = (body: EventBody) => {
-    try {
-      options.onEvent?.({ at: clock.now(), group, consumer, ...body } as StreamConsumerEvent);
-    } catch {
-      // A failing metrics sink must not stop the consumer.
-    }
-  };
-
-  async function redis<T>(at: ConsumerStage, call: () => Promise<T>): Promise<T> {
+  const emit = eventEmitter<StreamConsumerEvent, 'group' | 'consumer'>(options.onEvent, clock, { group, consumer });
+  const storageCall = storageGuard('redis');
+  const redis = <T>(at: ConsumerStage, call: () => Promise<T>): Promise<T> => {
     stage = at;
-    try {
-      return await call();
-    } catch (error) {
-      throw toStorageError('redis', `stream ${at}`, error);
-    }
-  }
+    return storageCall(`consumer.${at}`, call);
+  };
 
   const flatten = (reply: StreamReply): RawEntry[] =>
     (reply ?? []).flatMap(([stream, entries]) => entries.map(([id, fields]) => ({ stream, id, fields })));
@@ -207,7 +184,7 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
       try {
         const outcome = await handle(event, { stream, entryId: entry.id, group, consumer });
         if (outcome !== 'processed' && outcome !== 'duplicate') {
-          throw new OncelyError('invalid_option', `oncely/redis: the handler must resolve 'processed' or 'duplicate', got ${String(outcome)}`);
+          throw new OncelyError('invalid_state', `oncely/redis: the handler must resolve 'processed' or 'duplicate', got ${String(outcome)}`);
         }
         attempts.delete(key);
         ack.push(entry.id);
@@ -243,82 +220,81 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
     } catch (error) {
       // BUSYGROUP: the group exists already, the normal case after the first start.
       if (error instanceof Error && error.message.startsWith('BUSYGROUP')) return;
-      throw toStorageError('redis', 'stream group', error);
+      throw toStorageError('redis', 'consumer.group', error);
     }
   }
 
-  async function loop(conn: Redis | Cluster): Promise<void> {
-    let ownPending = true;
-    let claimAt = clock.now();
-    let failures = 0;
-    const cursors = new Map<string, string>();
-    while (running()) {
-      try {
-        let entries: RawEntry[];
-        if (ownPending) {
-          entries = await readOwnPending(conn);
-          if (entries.length === 0) ownPending = false;
-        } else if (clock.now() >= claimAt) {
-          const page = await reclaim(conn, cursors);
-          entries = page.entries;
-          if (page.done) claimAt = clock.now() + claimIntervalMs;
-        } else {
-          entries = await readNew(conn);
-        }
-        failures = 0;
-        if (entries.length === 0) continue;
-        const pauseMs = await handleBatch(conn, entries);
-        if (pauseMs > 0) {
-          // The failed entry and those after it are still pending to us: re-read them, in order.
-          ownPending = true;
-          await clock.sleep(pauseMs, wake.signal).catch(ignore);
-        }
-      } catch (error) {
-        if (!running()) break;
-        failures += 1;
-        const retryInMs = fullJitter(Math.min(failures - 1, MAX_EXPONENT), backoff, random);
-        emit({ type: 'consumer_error', stage, error, retryInMs });
-        ownPending = true;
-        await clock.sleep(retryInMs, wake.signal).catch(ignore);
-      }
+  // Where the rounds are: own pending entries first (a restart resumes there), then takeovers and new entries.
+  let ownPending = true;
+  let claimAt = 0;
+  const cursors = new Map<string, string>();
+
+  async function round(): Promise<void> {
+    const conn = connection!;
+    let entries: RawEntry[];
+    if (ownPending) {
+      entries = await readOwnPending(conn);
+      if (entries.length === 0) ownPending = false;
+    } else if (clock.now() >= claimAt) {
+      const page = await reclaim(conn, cursors);
+      entries = page.entries;
+      if (page.done) claimAt = clock.now() + claimIntervalMs;
+    } else {
+      entries = await readNew(conn);
+    }
+    if (entries.length === 0) return;
+    const pauseMs = await handleBatch(conn, entries);
+    if (pauseMs > 0) {
+      // The failed entry and those after it are still pending to us: re-read them, in order.
+      ownPending = true;
+      await loop.pause(pauseMs);
     }
   }
+
+  const loop = backgroundLoop({
+    label: `oncely/redis: consumer ${consumer}`,
+    kind: 'consumer',
+    clock,
+    random,
+    backoff,
+    async beforeRounds() {
+      claimAt = clock.now();
+    },
+    round,
+    onFailure(error, retryInMs) {
+      emit({ type: 'consumer_error', stage, error, retryInMs });
+      ownPending = true;
+    },
+    onStop() {
+      // A blocked XREADGROUP cannot be cancelled; closing the connection ends it. Entries it had
+      // been handed stay pending to this consumer name and are read again, never lost.
+      if (blocked) connection?.disconnect();
+    },
+    async afterRounds() {
+      await connection?.quit().catch(() => connection?.disconnect());
+      emit({ type: 'consumer_stopped' });
+    },
+  });
 
   return {
     group,
     consumer,
     get status() {
-      return status;
+      return loop.status;
     },
     async start() {
-      if (status !== 'idle') throw new OncelyError('invalid_state', `oncely/redis: consumer ${consumer} is ${status}; start() needs an idle consumer`);
-      status = 'running';
-      const conn = duplicateWithLegacyReplies(client);
-      connection = conn;
-      try {
-        for (const stream of streams) await createGroup(conn, stream);
-      } catch (error) {
-        status = 'stopped';
-        conn.disconnect();
-        throw error;
-      }
-      emit({ type: 'consumer_started' });
-      loopDone = loop(conn);
+      return loop.start(async () => {
+        const conn = duplicateWithLegacyReplies(client);
+        connection = conn;
+        try {
+          for (const stream of streams) await createGroup(conn, stream);
+        } catch (error) {
+          conn.disconnect();
+          throw error;
+        }
+        emit({ type: 'consumer_started' });
+      });
     },
-    async stop() {
-      if (status === 'idle') status = 'stopped';
-      if (status === 'running') {
-        status = 'stopping';
-        wake.abort();
-        // A blocked XREADGROUP cannot be cancelled; closing the connection ends it. Entries it had
-        // been handed stay pending to this consumer name and are read again, never lost.
-        if (blocked) connection?.disconnect();
-        await loopDone;
-        await connection?.quit().catch(() => connection?.disconnect());
-        status = 'stopped';
-        emit({ type: 'consumer_stopped' });
-      }
-      await loopDone;
-    },
+    stop: () => loop.stop(),
   };
 }

@@ -1,4 +1,4 @@
-import type { OutboxEvent } from '@oncely/core';
+import type { OutboxEvent } from '@oncely/core/adapter';
 
 /** The fields of a stream entry, in the order they are written. */
 const FIELDS = ['eventId', 'aggregateType', 'aggregateId', 'aggregateSeq', 'eventType', 'payload', 'createdAt'] as const;

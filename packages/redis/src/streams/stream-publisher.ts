@@ -1,4 +1,5 @@
-import { OncelyError, type OutboxEvent, type PublishOutcome, type Publisher } from '@oncely/core';
+import { OncelyError } from '@oncely/core';
+import { integerOption, type OutboxEvent, type PublishOutcome, type Publisher } from '@oncely/core/adapter';
 import type { Cluster, Redis } from 'ioredis';
 import { toStreamFields } from './stream-entry.js';
 
@@ -33,9 +34,7 @@ export function redisStreamPublisher(options: RedisStreamPublisherOptions): Publ
   if (typeof stream !== 'function' && (typeof stream !== 'string' || stream.length === 0)) {
     throw new OncelyError('invalid_option', 'oncely/redis: stream must be a non-empty string or a function of the event');
   }
-  if (maxLen !== undefined && (!Number.isSafeInteger(maxLen) || maxLen < 1)) {
-    throw new OncelyError('invalid_option', `oncely/redis: maxLen must be a positive integer, got ${maxLen}`);
-  }
+  if (maxLen !== undefined) integerOption('oncely/redis: maxLen', maxLen);
   const trim = maxLen === undefined ? [] : ['MAXLEN', '~', String(maxLen)];
   const streamOf = typeof stream === 'string' ? () => stream : stream;
 
@@ -82,9 +81,7 @@ export function redisStreamPublisher(options: RedisStreamPublisherOptions): Publ
  * aggregate's events to one of several streams.
  */
 export function partitionOf(aggregateId: string, partitions: number): number {
-  if (!Number.isSafeInteger(partitions) || partitions < 1) {
-    throw new OncelyError('invalid_option', `oncely/redis: partitions must be a positive integer, got ${partitions}`);
-  }
+  integerOption('oncely/redis: partitions', partitions);
   let hash = 0x811c9dc5;
   for (let i = 0; i < aggregateId.length; i++) {
     hash ^= aggregateId.charCodeAt(i);

@@ -120,12 +120,19 @@ describe('redis store: what reaches Redis', () => {
     expect(isStorageError(error)).toBe(true);
     expect((error as Error).message).toMatch(/^oncely\/redis: claim failed: WRONGTYPE/);
 
-    for (const value of ['not a record', '{"state":"maybe","fingerprint":"f","fence":1}', '{"state":"in_progress","fence":"x"}']) {
+    // What the client reads is corrupt_record; a record the Lua script itself trips over fails in Redis (storage_error).
+    const cases = [
+      ['not a record', 'corrupt_record'],
+      ['{"state":"maybe","fingerprint":"f","fence":1}', 'corrupt_record'],
+      ['{"state":"in_progress","fence":"x"}', 'storage_error'],
+    ] as const;
+    for (const [value, code] of cases) {
       const corrupt = scopeOf();
       await client.set(store.keyOf(corrupt), value, 'PX', 60_000);
       for (const attempt of [() => claim(corrupt, 'owner'), () => store.get(corrupt)]) {
         const failure = await attempt().catch((e: unknown) => e);
         expect(isStorageError(failure)).toBe(true);
+        expect((failure as { code?: string }).code).toBe(code);
       }
       expect(await client.get(store.keyOf(corrupt))).toBe(value);
     }
@@ -141,6 +148,7 @@ describe('redis store: what reaches Redis', () => {
       for (const attempt of [() => store.get(scope), () => claim(scope, 'again')]) {
         const error = await attempt().catch((e: unknown) => e);
         expect(isStorageError(error)).toBe(true);
+        expect(error).toMatchObject({ code: 'corrupt_record', adapter: 'redis' });
         expect((error as Error).message).toMatch(/unexpected record reply/);
       }
     }

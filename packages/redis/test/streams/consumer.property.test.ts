@@ -1,4 +1,4 @@
-import type { OutboxEvent } from '@oncely/core';
+import type { OutboxEvent } from '@oncely/core/outbox';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { partitionOf, redisStreamConsumer, redisStreamPublisher } from '../../src/index.js';

@@ -1,4 +1,4 @@
-import type { OutboxEvent } from '@oncely/core';
+import type { OutboxEvent } from '@oncely/core/outbox';
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type RedisStreamConsumer, type RedisStreamConsumerOptions, redisStreamConsumer, redisStreamPublisher } from '../../src/index.js';

@@ -1,4 +1,4 @@
-import type { OutboxEvent } from '@oncely/core';
+import type { OutboxEvent } from '@oncely/core/outbox';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseStreamEntry, partitionOf, toStreamFields } from '../../src/index.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { OutboxEvent } from '@oncely/core';
+import type { OutboxEvent } from '@oncely/core/outbox';
 import { Redis } from 'ioredis';
 import type { StreamConsumerEvent, StreamHandler } from '../../src/index.js';
 

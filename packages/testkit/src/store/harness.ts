@@ -1,4 +1,5 @@
-import type { ClaimInput, CompleteInput, IdempotencyStore, Scope, StoredResponse } from '@oncely/core';
+import type { IdempotencyStore, Scope, StoredResponse } from '@oncely/core';
+import type { ClaimInput, CompleteInput } from '@oncely/core/adapter';
 import { type ClauseExpect, type ClauseId, clauseExpect, resourceTest } from '../clause.js';
 import { sleep, type TestRunner } from '../runner.js';
 import type { StoreConformanceOptions } from './options.js';

@@ -1,4 +1,5 @@
-import type { IdempotencyStore, LeaseInput } from '@oncely/core';
+import type { IdempotencyStore } from '@oncely/core';
+import type { LeaseInput } from '@oncely/core/adapter';
 import { uniqueKey, type TestRunner } from '../runner.js';
 import { claimInput, completeInput, DAY, LONG, MARGIN, SLACK, scopeOf, storeHarness } from './harness.js';
 import type { StoreConformanceOptions } from './options.js';

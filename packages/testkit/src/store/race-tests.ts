@@ -1,4 +1,5 @@
-import type { ClaimResult, IdempotencyStore, Scope } from '@oncely/core';
+import type { IdempotencyStore, Scope } from '@oncely/core';
+import type { ClaimResult } from '@oncely/core/adapter';
 import { uniqueKey, type TestRunner } from '../runner.js';
 import { claimInput, completeInput, LONG, MARGIN, scopeOf, storeHarness } from './harness.js';
 import type { StoreConformanceOptions } from './options.js';

@@ -1,4 +1,5 @@
-import { createIdempotency, type IdempotencyStore, isTransactionalStore } from '@oncely/core';
+import { createIdempotency, type IdempotencyStore } from '@oncely/core';
+import { isTransactionalStore } from '@oncely/core/adapter';
 import { sleep, uniqueKey, type TestRunner } from '../runner.js';
 import { LONG, scopeOf, storeHarness } from './harness.js';
 import type { StoreConformanceOptions } from './options.js';

@@ -1,4 +1,5 @@
-import type { ClaimInput, ClaimResult, Clock, CompleteInput, FenceResult, IdempotencyStore, LeaseInput, Scope, StoredResponse } from '@oncely/core';
+import type { Clock, IdempotencyStore, Scope, StoredResponse } from '@oncely/core';
+import type { ClaimInput, ClaimResult, CompleteInput, FenceResult, LeaseInput } from '@oncely/core/adapter';
 
 /** A bug a store could have: each one is a single change to {@link referenceStore}. */
 export type Bug =

@@ -1,4 +1,4 @@
-import type { RetryOutcome, RetryPolicyOptions } from '@oncely/core';
+import type { RetryOutcome, RetryPolicyOptions } from '@oncely/core/retry';
 import { type Exchange, exchange } from '../api-client.js';
 import { peakArrivals } from '../arrival-spread.js';
 import { armFault, readAccount } from '../probes.js';

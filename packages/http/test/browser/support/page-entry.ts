@@ -1,4 +1,5 @@
-import { isOncelyError, retryPolicy } from '@oncely/core';
+import { isOncelyError } from '@oncely/core';
+import { retryPolicy } from '@oncely/core/retry';
 import * as browserEntry from '../../../src/browser.js';
 import { clearPrefix, defineConformance, deleteDatabase, uniqueName } from './conformance-suites.js';
 import { type PageRunner, pageRunner } from './page-runner.js';

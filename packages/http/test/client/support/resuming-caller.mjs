@@ -1,7 +1,7 @@
 // A calling process for the crash test: charges through idempotentFetch with a PostgreSQL journal and
 // prints each retry event, then the outcome, as JSON lines. It imports the built packages, as an
 // application would. The parent SIGKILLs it during a backoff sleep and starts it again.
-import { retryPolicy } from '@oncely/core';
+import { retryPolicy } from '@oncely/core/retry';
 import { idempotentFetch } from '@oncely/http';
 import { postgresJournal } from '@oncely/postgres';
 import pg from 'pg';

@@ -1,7 +1,7 @@
 // An outbox relay in its own OS process, importing the built packages as users do. It publishes
 // from the Postgres outbox to Redis streams and reports named points over IPC; the parent decides
 // when it dies (SIGKILL: no cleanup, its leases simply lapse).
-import { createRelay } from '@oncely/core';
+import { createRelay } from '@oncely/core/outbox';
 import { postgresOutbox } from '@oncely/postgres';
 import { partitionOf, redisStreamPublisher } from '@oncely/redis';
 import { Redis } from 'ioredis';

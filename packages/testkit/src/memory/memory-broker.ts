@@ -1,16 +1,16 @@
-import type { OutboxEvent, PublishOutcome, Publisher } from '../../src/index.js';
+import type { OutboxEvent, PublishOutcome, Publisher } from '@oncely/core/adapter';
 
-/** What a test publisher does with one event: the broker acknowledges it, or the publish fails. */
+/** What a {@link MemoryBroker} publisher does with one event: the broker acknowledges it, or the publish fails. */
 export type Verdict = 'ack' | 'fail';
 
-/** A broker for tests: `log` holds every acknowledged publish in order, duplicates included. */
+/** A broker for relay tests: `log` holds every acknowledged publish in order, duplicates included. */
 export interface MemoryBroker {
   readonly log: OutboxEvent[];
   /** A publisher into this broker; `decide` picks each event's fate (default: acknowledge). */
   publisher(decide?: (event: OutboxEvent) => Verdict): Publisher;
 }
 
-/** Creates an empty {@link MemoryBroker}. */
+/** Creates an empty {@link MemoryBroker}: `createRelay({ source, publisher: broker.publisher() })`. */
 export function memoryBroker(): MemoryBroker {
   const log: OutboxEvent[] = [];
   return {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createRelay, isOncelyError, manualClock, type Publisher, type RelayEvent } from '../../src/index.js';
-import { applyWithInbox, memoryBroker } from './memory-broker.js';
-import { memoryOutbox } from './memory-outbox.js';
+import { isOncelyError, manualClock } from '@oncely/core';
+import { createRelay, type Publisher, type RelayEvent } from '@oncely/core/outbox';
+import { applyWithInbox, memoryBroker } from '../../src/index.js';
+import { memoryOutbox } from '../../src/index.js';
 
 const order = (aggregateId: string, n = 1) => ({
   aggregateType: 'order',
@@ -12,7 +13,7 @@ const order = (aggregateId: string, n = 1) => ({
 
 function setup(options: { wakeUps?: boolean } = {}) {
   const clock = manualClock(Date.UTC(2026, 0, 1));
-  const outbox = memoryOutbox(clock, options);
+  const outbox = memoryOutbox({ clock, ...options });
   const broker = memoryBroker();
   const events: RelayEvent[] = [];
   const onEvent = (event: RelayEvent) => events.push(event);
@@ -38,7 +39,7 @@ const never = () => new Promise<never>(() => undefined);
 describe('relay: publishing', () => {
   it('publishes every enqueued event and marks it published', async () => {
     const { clock, outbox, broker } = setup();
-    const sent = [outbox.enqueue(order('a')), outbox.enqueue(order('b')), outbox.enqueue(order('c'))];
+    const sent = [outbox.add(order('a')), outbox.add(order('b')), outbox.add(order('c'))];
     const relay = createRelay({ source: outbox.source, publisher: broker.publisher(), clock });
     const batch = await relay.runOnce();
     expect(batch).toEqual({ claimed: 3, published: 3, rescheduled: 0, deadLettered: 0, released: 0, leaseLost: 0 });
@@ -49,7 +50,7 @@ describe('relay: publishing', () => {
 
   it('claims only the oldest unpublished event of each aggregate per round', async () => {
     const { clock, outbox, broker } = setup();
-    for (const id of ['a', 'a', 'a', 'b', 'b']) outbox.enqueue(order(id));
+    for (const id of ['a', 'a', 'a', 'b', 'b']) outbox.add(order(id));
     const relay = createRelay({ source: outbox.source, publisher: broker.publisher(), clock });
     const rounds: string[][] = [];
     for (let i = 0; i < 4; i++) {
@@ -62,7 +63,7 @@ describe('relay: publishing', () => {
 
   it('respects batchSize', async () => {
     const { clock, outbox, broker } = setup();
-    for (const id of ['a', 'b', 'c', 'd', 'e']) outbox.enqueue(order(id));
+    for (const id of ['a', 'b', 'c', 'd', 'e']) outbox.add(order(id));
     const relay = createRelay({ source: outbox.source, publisher: broker.publisher(), batchSize: 2, clock });
     expect((await relay.runOnce()).published).toBe(2);
     expect(broker.log.map((event) => event.aggregateId)).toEqual(['a', 'b']);
@@ -70,7 +71,7 @@ describe('relay: publishing', () => {
 
   it('reports the publish lag from enqueue to mark', async () => {
     const { clock, outbox, broker, events, onEvent } = setup();
-    outbox.enqueue(order('a'));
+    outbox.add(order('a'));
     await clock.advance(250);
     await createRelay({ source: outbox.source, publisher: broker.publisher(), clock, onEvent }).runOnce();
     const published = events.find((event) => event.type === 'outbox_published');
@@ -81,7 +82,7 @@ describe('relay: publishing', () => {
 describe('relay: failures', () => {
   it('retries a failed publish after a full-jitter delay and not before', async () => {
     const { clock, outbox, broker, events, onEvent } = setup();
-    const event = outbox.enqueue(order('a'));
+    const event = outbox.add(order('a'));
     let refusals = 1;
     const publisher = broker.publisher(() => (refusals-- > 0 ? 'fail' : 'ack'));
     const relay = createRelay({
@@ -105,7 +106,7 @@ describe('relay: failures', () => {
 
   it('grows the retry ceiling exponentially up to the cap', async () => {
     const { clock, outbox, broker, events, onEvent } = setup();
-    outbox.enqueue(order('a'));
+    outbox.add(order('a'));
     const relay = createRelay({
       source: outbox.source,
       publisher: broker.publisher(() => 'fail'),
@@ -125,9 +126,9 @@ describe('relay: failures', () => {
 
   it('dead-letters after maxAttempts and holds back the later events of that aggregate only', async () => {
     const { clock, outbox, broker, events, onEvent } = setup();
-    const poison = outbox.enqueue(order('a'));
-    outbox.enqueue(order('a', 2));
-    const other = outbox.enqueue(order('b'));
+    const poison = outbox.add(order('a'));
+    outbox.add(order('a', 2));
+    const other = outbox.add(order('b'));
     const relay = createRelay({
       source: outbox.source,
       publisher: broker.publisher((event) => (event.eventId === poison.eventId ? 'fail' : 'ack')),
@@ -152,7 +153,7 @@ describe('relay: failures', () => {
 
   it('dead-letters without publishing again an event whose relays died more than maxAttempts times', async () => {
     const { clock, outbox, broker, events, onEvent } = setup();
-    outbox.enqueue(order('a'));
+    outbox.add(order('a'));
     for (let crash = 0; crash < 2; crash++) {
       await outbox.source.claim({ owner: `crashed-${crash}`, limit: 10, leaseMs: 100 });
       await clock.advance(100);
@@ -162,12 +163,12 @@ describe('relay: failures', () => {
     expect(broker.log).toEqual([]);
     const letter = events.find((event) => event.type === 'outbox_dead_lettered');
     expect(letter).toMatchObject({ attempt: 3 });
-    expect(isOncelyError(letter && 'error' in letter ? letter.error : undefined, 'publish_aborted')).toBe(true);
+    expect(isOncelyError(letter && 'error' in letter ? letter.error : undefined, 'attempt_timeout')).toBe(true);
   });
 
   it('a relay that dies after the broker acknowledged, before the mark, leaves the event to be published again', async () => {
     const { clock, outbox, broker, events, onEvent } = setup();
-    const event = outbox.enqueue(order('a'));
+    const event = outbox.add(order('a'));
     const inner = broker.publisher();
     // The first relay's broker call succeeds, then the relay never comes back (as after SIGKILL).
     const dying: Publisher = {
@@ -192,7 +193,7 @@ describe('relay: failures', () => {
 
   it('counts a publish that outlives publishTimeoutMs as failed, even if the publisher ignores its signal', async () => {
     const { clock, outbox, events, onEvent } = setup();
-    outbox.enqueue(order('a'));
+    outbox.add(order('a'));
     const relay = createRelay({
       source: outbox.source,
       publisher: { name: 'deaf', publish: never },
@@ -207,13 +208,13 @@ describe('relay: failures', () => {
     await clock.advance(300);
     expect(await batch).toMatchObject({ claimed: 1, rescheduled: 1 });
     const failure = events.find((event) => event.type === 'outbox_publish_failed');
-    expect(isOncelyError(failure && 'error' in failure ? failure.error : undefined, 'publish_aborted')).toBe(true);
+    expect(isOncelyError(failure && 'error' in failure ? failure.error : undefined, 'attempt_timeout')).toBe(true);
     expect(outbox.rows[0]!.leaseOwner).toBeUndefined();
   });
 
   it('a stale relay whose lease was taken over cannot reschedule the event', async () => {
     const { clock, outbox, broker, events, onEvent } = setup();
-    outbox.enqueue(order('a'));
+    outbox.add(order('a'));
     const failing = gatedPublisher(broker.publisher(() => 'fail'));
     const stale = createRelay({ source: outbox.source, publisher: failing.publisher, leaseMs: 1_000, publishTimeoutMs: 999, clock, onEvent });
     const staleBatch = stale.runOnce();
@@ -230,8 +231,8 @@ describe('relay: failures', () => {
 
   it('a publisher answering the wrong number of outcomes fails the whole batch', async () => {
     const { clock, outbox } = setup();
-    outbox.enqueue(order('a'));
-    outbox.enqueue(order('b'));
+    outbox.add(order('a'));
+    outbox.add(order('b'));
     const relay = createRelay({
       source: outbox.source,
       publisher: { name: 'short', publish: async () => [{ kind: 'published' }] },
@@ -243,7 +244,7 @@ describe('relay: failures', () => {
 
   it('runOnce rejects with a StorageError when the claim fails, and publishes nothing', async () => {
     const { clock, outbox, broker } = setup();
-    outbox.enqueue(order('a'));
+    outbox.add(order('a'));
     outbox.failNext('claim');
     const relay = createRelay({ source: outbox.source, publisher: broker.publisher(), clock });
     const error = await relay.runOnce().catch((e: unknown) => e);
@@ -253,11 +254,11 @@ describe('relay: failures', () => {
 
   it('an unmarked publish (mark failed) is reported and published again once the lease lapses', async () => {
     const { clock, outbox, broker, events, onEvent } = setup();
-    outbox.enqueue(order('a'));
+    outbox.add(order('a'));
     outbox.failNext('markPublished');
     const relay = createRelay({ source: outbox.source, publisher: broker.publisher(), leaseMs: 500, clock, onEvent });
     expect((await relay.runOnce()).published).toBe(0);
-    expect(events.find((event) => event.type === 'relay_error')).toMatchObject({ stage: 'mark', retryInMs: 500 });
+    expect(events.find((event) => event.type === 'relay_error')).toMatchObject({ stage: 'markPublished', retryInMs: 500 });
     await clock.advance(500);
     expect((await relay.runOnce()).published).toBe(1);
     expect(broker.log).toHaveLength(2);
@@ -268,7 +269,7 @@ describe('relay: failures', () => {
 describe('relay: loop, stop and observability', () => {
   it('keeps running through storage failures, backing off with jitter, then publishes', async () => {
     const { clock, outbox, broker, events, onEvent } = setup();
-    outbox.enqueue(order('a'));
+    outbox.add(order('a'));
     outbox.failNext('claim', 2);
     const relay = createRelay({
       source: outbox.source,
@@ -307,7 +308,7 @@ describe('relay: loop, stop and observability', () => {
     });
     relay.start();
     await clock.advance(0);
-    outbox.enqueue(order('a'));
+    outbox.add(order('a'));
     await clock.advance(0);
     expect(broker.log).toHaveLength(1);
     await relay.stop();
@@ -332,7 +333,7 @@ describe('relay: loop, stop and observability', () => {
     await clock.advance(0);
     expect(closed).toBe(true);
     expect(events.find((event) => event.type === 'relay_error')).toMatchObject({ stage: 'subscribe' });
-    outbox.enqueue(order('a'));
+    outbox.add(order('a'));
     await clock.advance(1_000);
     expect(broker.log).toHaveLength(1);
     await relay.stop();
@@ -343,7 +344,7 @@ describe('relay: loop, stop and observability', () => {
     const relay = createRelay({ source: outbox.source, publisher: broker.publisher(), pollIntervalMs: 1_000, clock });
     relay.start();
     await clock.advance(0);
-    outbox.enqueue(order('a'));
+    outbox.add(order('a'));
     await clock.advance(999);
     expect(broker.log).toHaveLength(0);
     await clock.advance(1);
@@ -353,8 +354,8 @@ describe('relay: loop, stop and observability', () => {
 
   it('stop() lets the batch in flight finish and mark its events', async () => {
     const { clock, outbox, broker, events, onEvent } = setup();
-    outbox.enqueue(order('a'));
-    outbox.enqueue(order('b'));
+    outbox.add(order('a'));
+    outbox.add(order('b'));
     const gated = gatedPublisher(broker.publisher());
     const relay = createRelay({ source: outbox.source, publisher: gated.publisher, statsIntervalMs: 0, clock, onEvent });
     relay.start();
@@ -370,7 +371,7 @@ describe('relay: loop, stop and observability', () => {
 
   it('stop() releases unconfirmed events unattempted when its grace period ends', async () => {
     const { clock, outbox, broker, events, onEvent } = setup();
-    const event = outbox.enqueue(order('a'));
+    const event = outbox.add(order('a'));
     const relay = createRelay({
       source: outbox.source,
       publisher: { name: 'hung', publish: never },
@@ -393,8 +394,8 @@ describe('relay: loop, stop and observability', () => {
 
   it('reports gauges and purges published events older than retainMs', async () => {
     const { clock, outbox, broker, events, onEvent } = setup();
-    outbox.enqueue(order('a'));
-    outbox.enqueue(order('a', 2));
+    outbox.add(order('a'));
+    outbox.add(order('a', 2));
     const relay = createRelay({
       source: outbox.source,
       publisher: broker.publisher(),

@@ -1,16 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  createRelay,
-  type ManualClock,
-  manualClock,
-  type OutboxEvent,
-  type OutboxSource,
-  type Publisher,
-  type Relay,
-} from '../../src/index.js';
-import { applyWithInbox, type MemoryBroker, memoryBroker, type Verdict } from './memory-broker.js';
-import { type MemoryOutbox, memoryOutbox } from './memory-outbox.js';
+import { type ManualClock, manualClock } from '@oncely/core';
+import { createRelay, type OutboxEvent, type OutboxSource, type Publisher, type Relay } from '@oncely/core/outbox';
+import { applyWithInbox, type MemoryBroker, memoryBroker, type Verdict } from '../../src/index.js';
+import { type MemoryOutbox, memoryOutbox } from '../../src/index.js';
 
 const LEASE_MS = 1_000;
 const never = () => new Promise<never>(() => undefined);
@@ -78,14 +71,14 @@ describe('relay properties (in-memory outbox and broker)', () => {
         fc.integer({ min: 1, max: 4 }),
         async (commands, fails, batchSize) => {
           const clock = manualClock(0);
-          const outbox = memoryOutbox(clock);
+          const outbox = memoryOutbox({ clock });
           const broker = memoryBroker();
           const healthy = broker.publisher(verdicts(fails));
           const relays = [0, 1, 2].map(() => relayOf(outbox.source, healthy, clock, batchSize));
           const enqueued: OutboxEvent[] = [];
           for (const command of commands) {
             if (command.kind === 'enqueue') {
-              enqueued.push(outbox.enqueue({ aggregateType: 'account', aggregateId: `a${command.aggregate}`, eventType: 'x', payload: {} }));
+              enqueued.push(outbox.add({ aggregateType: 'account', aggregateId: `a${command.aggregate}`, eventType: 'x', payload: {} }));
             } else if (command.kind === 'round') {
               await relays[command.relay]!.runOnce();
             } else if (command.kind === 'tick') {
@@ -121,7 +114,7 @@ describe('relay properties (in-memory outbox and broker)', () => {
         fc.array(fc.boolean(), { maxLength: 40 }),
         async (s, aggregates, fails) => {
           const clock = manualClock(0);
-          const outbox = memoryOutbox(clock);
+          const outbox = memoryOutbox({ clock });
           const broker = memoryBroker();
           const inner = broker.publisher(verdicts(fails));
           // Every storage answer and broker acknowledgement arrives when the scheduler says so.
@@ -134,7 +127,7 @@ describe('relay properties (in-memory outbox and broker)', () => {
           const publisher: Publisher = { name: 'scheduled', publish: s.scheduleFunction(inner.publish) };
           const relays = [0, 1, 2].map(() => relayOf(source, publisher, clock, 2));
           const enqueued = aggregates.map((aggregate) =>
-            outbox.enqueue({ aggregateType: 'account', aggregateId: `a${aggregate}`, eventType: 'x', payload: {} }),
+            outbox.add({ aggregateType: 'account', aggregateId: `a${aggregate}`, eventType: 'x', payload: {} }),
           );
           for (let round = 0; round < 3; round++) {
             const batches = Promise.all(relays.map((relay) => relay.runOnce()));
@@ -158,10 +151,10 @@ describe('relay properties (in-memory outbox and broker)', () => {
         fc.integer({ min: 1, max: 3 }),
         async (aggregates, fails, maxAttempts) => {
           const clock = manualClock(0);
-          const outbox = memoryOutbox(clock);
+          const outbox = memoryOutbox({ clock });
           const broker = memoryBroker();
           const enqueued = aggregates.map((aggregate) =>
-            outbox.enqueue({ aggregateType: 'account', aggregateId: `a${aggregate}`, eventType: 'x', payload: {} }),
+            outbox.add({ aggregateType: 'account', aggregateId: `a${aggregate}`, eventType: 'x', payload: {} }),
           );
           const relay = createRelay({
             source: outbox.source,

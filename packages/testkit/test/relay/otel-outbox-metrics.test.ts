@@ -1,8 +1,10 @@
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
-import { createRelay, manualClock, otelOutboxMetrics } from '../../src/index.js';
-import { memoryBroker } from './memory-broker.js';
-import { memoryOutbox } from './memory-outbox.js';
+import { manualClock } from '@oncely/core';
+import { otelOutboxMetrics } from '@oncely/core/otel';
+import { createRelay } from '@oncely/core/outbox';
+import { memoryBroker } from '../../src/index.js';
+import { memoryOutbox } from '../../src/index.js';
 
 async function collect(run: (onEvent: ReturnType<typeof otelOutboxMetrics>) => Promise<void>) {
   const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
@@ -18,9 +20,9 @@ async function collect(run: (onEvent: ReturnType<typeof otelOutboxMetrics>) => P
 describe('OpenTelemetry outbox metrics', () => {
   it('reports gauges, publishes by type with lag and attempts, dead letters and inbox duplicates, with no event id', async () => {
     const clock = manualClock(0);
-    const outbox = memoryOutbox(clock);
+    const outbox = memoryOutbox({ clock });
     const broker = memoryBroker();
-    const events = ['a', 'b', 'c'].map((id) => outbox.enqueue({ aggregateType: 'order', aggregateId: id, eventType: 'order.created.v1', payload: {} }));
+    const events = ['a', 'b', 'c'].map((id) => outbox.add({ aggregateType: 'order', aggregateId: id, eventType: 'order.created.v1', payload: {} }));
     const points = await collect(async (onEvent) => {
       let refusals = 1;
       const relay = createRelay({

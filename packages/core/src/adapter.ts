@@ -1,0 +1,81 @@
+// `@oncely/core/adapter`: what an adapter author needs and a user does not. The contracts a store,
+// journal, outbox or inbox implements, and the helpers every adapter shares: the storage-call guard,
+// option and identifier checks, the safe event emitter and the background loop.
+
+// The idempotency store contract.
+export type {
+  ClaimInput,
+  ClaimResult,
+  CompleteInput,
+  FenceResult,
+  IdempotencyRecord,
+  IdempotencyStore,
+  LeaseInput,
+  RecordState,
+  StoreCapabilities,
+  StoredResponse,
+  TerminalState,
+  TransactionalStore,
+  TransactionClaim,
+  TransactionDecision,
+  TransactionOf,
+} from './store.js';
+export { isTransactionalStore } from './store.js';
+
+// The journal contract and what implementations share.
+export type {
+  BeginOptions,
+  BeginResult,
+  JournalEntry,
+  JournalEntryBase,
+  JournalOutcome,
+  JournalState,
+  JsonValue,
+  ListUnresolvedOptions,
+  OperationJournal,
+  PurgeSettledOptions,
+} from './journal/journal.js';
+export {
+  assertValidOperationId,
+  MAX_OPERATION_ID_LENGTH,
+  newOperationKey,
+  operationNotBegun,
+  resolveBegin,
+  resolveListUnresolved,
+  resolveOutcome,
+  resolvePurgeSettled,
+} from './journal/journal-input.js';
+export { FINAL_JOURNAL_STATES, type JournalRow, toJournalEntry } from './journal/journal-row.js';
+
+// The outbox contracts: the writer, the source a relay claims from, the publisher a relay sends with.
+export type { Outbox } from './outbox/outbox.js';
+export type { ClaimedEvent, NewOutboxEvent, OutboxEvent } from './outbox/outbox-event.js';
+export type {
+  OutboxClaimInput,
+  OutboxDeadLetter,
+  OutboxRetry,
+  OutboxSource,
+  OutboxStats,
+  OutboxWakeUp,
+} from './outbox/outbox-source.js';
+export { type PreparedOutboxEvent, prepareOutboxEvent } from './outbox/prepare-event.js';
+export type { PublishOutcome, Publisher } from './outbox/publisher.js';
+
+// The inbox contract.
+export {
+  assertInboxInput,
+  type Inbox,
+  type InboxEvent,
+  type InboxInput,
+  type InboxOutcome,
+  type PurgeProcessedInput,
+} from './inbox/inbox.js';
+
+// Shared by every adapter.
+export { corruptRecord, toStorageError } from './errors.js';
+export { emitSafely, type EventBody, eventEmitter } from './events.js';
+export { backgroundLoop, type BackgroundLoop, type BackgroundLoopOptions, type LoopStatus } from './loop/background-loop.js';
+export { assertIdentifier, MAX_IDENTIFIER_LENGTH } from './outbox/identifier.js';
+export { integerOption, invalidOption, numberOption } from './options/option-checks.js';
+export { hasControlCharacter } from './scope.js';
+export { type StorageGuard, storageGuard, storageTransaction } from './storage/storage-call.js';

@@ -1,0 +1,4 @@
+// `@oncely/core/otel`: OpenTelemetry metrics from engine, retry, relay and inbox events, through a structural meter.
+export { type MeterLike, type OtelMetricsOptions, otelMetrics } from './observability/otel-metrics.js';
+export { type OtelRetryMetricsOptions, otelRetryMetrics } from './observability/otel-retry-metrics.js';
+export { type GaugeMeterLike, otelOutboxMetrics } from './outbox/otel-outbox-metrics.js';

@@ -1,0 +1,74 @@
+/**
+ * What an idempotency store was doing: its `IdempotencyStore` methods, `transaction` (the engine's
+ * call of `TransactionalStore.transaction`), the steps inside a store transaction (`begin`, `save`,
+ * `commit`) and index setup. These are the stages the engine's `storage_error` events name.
+ */
+export type StoreOperation =
+  | 'claim'
+  | 'complete'
+  | 'release'
+  | 'extend'
+  | 'get'
+  | 'purgeExpired'
+  | 'transaction'
+  | 'begin'
+  | 'save'
+  | 'commit'
+  | 'ensureIndexes';
+
+/** What an `OperationJournal` was doing: one of its methods, as `journal.<method>`, or opening its storage. */
+export type JournalOperation = `journal.${
+  | 'open'
+  | 'begin'
+  | 'get'
+  | 'recordAttempt'
+  | 'complete'
+  | 'markUnknown'
+  | 'listUnresolved'
+  | 'purgeSettled'
+  | 'ensureIndexes'}`;
+
+/**
+ * The `OutboxSource` methods a relay calls. Relay events (`relay_error`, `outbox_lease_lost`) name
+ * these as their `stage`, and a failing source reports `outbox.<stage>`.
+ */
+export type OutboxStage =
+  | 'claim'
+  | 'markPublished'
+  | 'reschedule'
+  | 'deadLetter'
+  | 'release'
+  | 'stats'
+  | 'purgePublished'
+  | 'subscribe';
+
+/** What an outbox was doing: a source method, or the writer's `enqueue` and `requeue`, as `outbox.<method>`. */
+export type OutboxOperation = `outbox.${OutboxStage | 'enqueue' | 'requeue' | 'ensureIndexes'}`;
+
+/** What an `Inbox` was doing: one of its methods, as `inbox.<method>`. */
+export type InboxOperation = `inbox.${'process' | 'run' | 'purgeProcessed' | 'ensureIndexes'}`;
+
+/**
+ * The steps of a broker consumer (the Redis stream consumer): creating its group, reading,
+ * taking over another consumer's stale entries, acknowledging. Its `consumer_error` events name them.
+ */
+export type ConsumerStage = 'group' | 'read' | 'claim' | 'ack';
+
+/** What a broker consumer was doing, as `consumer.<stage>`. */
+export type ConsumerOperation = `consumer.${ConsumerStage}`;
+
+/** Setting storage up before any contract method runs: running migrations, asking the server what it is. */
+export type SetupOperation = 'migrate' | 'detectDeployment' | 'checkCollation';
+
+/**
+ * Every `operation` a `StorageError` can name, shared by all adapters: the idempotency store's
+ * operations are bare method names (what the engine reports); every other contract prefixes its
+ * own (`journal.begin`, `outbox.claim`, `inbox.process`, `consumer.read`).
+ */
+export type StorageOperation =
+  | StoreOperation
+  | JournalOperation
+  | OutboxOperation
+  | InboxOperation
+  | ConsumerOperation
+  | SetupOperation;
