@@ -12,6 +12,8 @@ const PROBLEM_CODES: readonly ProblemCode[] = [
   'request-in-progress',
   'invalid-request',
   'invalid-request-body',
+  'unsupported-request-body',
+  'request-body-too-large',
   'storage-unavailable',
   'streaming-response-refused',
   'idempotency-key-not-found',

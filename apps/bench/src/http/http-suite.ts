@@ -3,15 +3,16 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { BenchOptions } from '../cli/options.js';
 import { alternate, type Contender } from '../harness/alternating.js';
+import { closedLoop } from '../harness/closed-loop.js';
 import { formatMs, formatRate, formatRatio, markdownTable } from '../harness/markdown.js';
 import type { Report } from '../harness/report.js';
 import { median } from '../harness/stats.js';
 import { ensureBenchDatabase } from '../postgres/bench-database.js';
 import type { PrivateRedis } from '../servers/private-redis.js';
-import { postWithKeys } from './autocannon-run.js';
-import { ROUTES, STORES } from './bench-engines.js';
+import { keyFor, postWithKeys } from './autocannon-run.js';
+import { benchEngines, ROUTES, STORES } from './bench-engines.js';
 import type { CpuReport, ServerRequest } from './http-server-main.js';
-import type { BindingName } from './servers/bindings.js';
+import { BENCH_BINDINGS, type BindingName } from './servers/bindings.js';
 
 const CONNECTIONS = 16;
 type RouteName = keyof typeof ROUTES;
@@ -128,30 +129,10 @@ export async function runHttpSuite(binding: BindingName, redis: PrivateRedis, op
       };
     });
     const result = await alternate(contenders, options.rounds);
-    // Rotation changes the order within a round, not which round a run belongs to: run r+1 of each contender is round r.
-    const timed = (route: RouteName) => cpu.get(route)!.slice(1);
-    const rows = ROUTE_NAMES.map((route) => {
-      const r = result.byName.get(label(route))!;
-      const plain = result.byName.get(label('plain'))!;
-      const ratio = median(r.runs.map((run, round) => run.opsPerSec / plain.runs[round]!.opsPerSec));
-      const added = median(timed(route).map((micros, round) => micros - timed('plain')[round]!));
-      return [
-        label(route),
-        formatRate(r.medianOpsPerSec),
-        formatMs(r.medianP50),
-        formatMs(r.medianP99),
-        route === 'plain' ? 'baseline' : formatRatio(ratio),
-        median(timed(route)).toFixed(1),
-        route === 'plain' ? '—' : `+${added.toFixed(1)}`,
-      ];
-    });
     report.section(
       `HTTP, ${labels.title}: the route with and without ${labels.wrapped} (autocannon, ${CONNECTIONS} connections, 10 % duplicate keys)`,
       [
-        markdownTable(
-          ['contender', 'req/s (median)', 'p50 ms', 'p99 ms', '÷ route alone (median of rounds)', 'server CPU µs/request', 'µs added per request (median of rounds)'],
-          rows,
-        ),
+        overheadTable(result, cpu, label, 'server CPU µs/request'),
         '',
         `Each run: ${options.httpDurationSec} s of keep-alive POSTs with a JSON body; every 10th request repeats the key of the`,
         'request 45 before it, so it is usually a replay (201 with `Idempotent-Replayed: true`) and occasionally a 409 while that',
@@ -166,5 +147,102 @@ export async function runHttpSuite(binding: BindingName, redis: PrivateRedis, op
     server.send('stop' satisfies ServerRequest);
     await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
     if (server.exitCode === null) server.kill('SIGKILL');
+  }
+  await runInjection(binding, redis, options, report, label);
+}
+
+/** Median CPU µs per request and the same-round difference with the route alone, next to throughput and the ratio. */
+function overheadTable(
+  result: Awaited<ReturnType<typeof alternate>>,
+  cpu: ReadonlyMap<RouteName, readonly number[]>,
+  label: (route: RouteName) => string,
+  cpuHeading: string,
+): string {
+  // Rotation changes the order within a round, not which round a run belongs to: run r+1 of each contender is round r.
+  const timed = (route: RouteName) => cpu.get(route)!.slice(1);
+  const plain = result.byName.get(label('plain'))!;
+  const rows = ROUTE_NAMES.map((route) => {
+    const r = result.byName.get(label(route))!;
+    const ratio = median(r.runs.map((run, round) => run.opsPerSec / plain.runs[round]!.opsPerSec));
+    const added = median(timed(route).map((micros, round) => micros - timed('plain')[round]!));
+    return [
+      label(route),
+      formatRate(r.medianOpsPerSec),
+      formatMs(r.medianP50),
+      formatMs(r.medianP99),
+      route === 'plain' ? 'baseline' : formatRatio(ratio),
+      median(timed(route)).toFixed(1),
+      route === 'plain' ? '—' : `+${added.toFixed(1)}`,
+    ];
+  });
+  return markdownTable(
+    ['contender', 'req/s (median)', 'p50 ms', 'p99 ms', '÷ route alone (median of rounds)', cpuHeading, 'µs added per request (median of rounds)'],
+    rows,
+  );
+}
+
+/**
+ * The same four routes with no socket: the framework's own injection (fastify.inject,
+ * light-my-request, `app.request`, a direct call) from 16 concurrent workers in this process, CPU
+ * time per request read around every run. No kernel, no load generator: what is left is the
+ * framework, the binding and the store client.
+ */
+async function runInjection(
+  binding: BindingName,
+  redis: PrivateRedis,
+  options: BenchOptions,
+  report: Report,
+  label: (route: RouteName) => string,
+): Promise<void> {
+  const { engines, close } = await benchEngines({
+    redisUrl: redis.url,
+    databaseUrl: await ensureBenchDatabase(options.databaseUrl),
+    schema: `bench_inject_${binding}`,
+  });
+  try {
+    const app = await BENCH_BINDINGS[binding](engines);
+    const cpu = new Map<RouteName, number[]>();
+    const prefix = `inject${Date.now().toString(36)}`;
+    const body = JSON.stringify({ amount: 1000, currency: 'EUR' });
+    const contenders: Contender[] = ROUTE_NAMES.map((route) => {
+      let run = 0;
+      cpu.set(route, []);
+      return {
+        name: label(route),
+        async run() {
+          const keys = { keyPrefix: `${prefix}-${route}-${run++}`, duplicateEvery: 10, duplicateLag: 45 };
+          const before = process.cpuUsage();
+          const result = await closedLoop({
+            concurrency: CONNECTIONS,
+            durationMs: options.durationMs,
+            operation: async (index) => {
+              const response = await app.inject({
+                path: ROUTES[route],
+                headers: { 'content-type': 'application/json', 'x-tenant': 'bench', 'idempotency-key': `"${keyFor(index, keys)}"` },
+                body,
+              });
+              // A duplicate may land while its first request still runs (409); anything else is a broken route.
+              if (response.status !== 201 && response.status !== 409) throw new Error(`bench: ${label(route)} answered ${response.status}: ${response.body}`);
+            },
+          });
+          const used = process.cpuUsage(before);
+          cpu.get(route)!.push((used.user + used.system) / Math.max(1, result.ops));
+          return result;
+        },
+      };
+    });
+    const result = await alternate(contenders, options.rounds);
+    report.section(
+      `HTTP, ${BINDING_LABELS[binding].title}, in-process injection: CPU per request with and without ${BINDING_LABELS[binding].wrapped}`,
+      [
+        overheadTable(result, cpu, label, 'CPU µs/request (injector included)'),
+        '',
+        `Each run: ${options.durationMs} ms of POSTs from ${CONNECTIONS} concurrent workers through the framework's own injection, in the`,
+        'suite\'s process (no socket, no load generator process); the same key pattern as above. CPU per request includes the',
+        'injection on both sides, so the difference is what the binding, the engine and the store client add.',
+      ].join('\n'),
+    );
+  } finally {
+    await close();
   }
 }

@@ -1,14 +1,14 @@
 import { type IdempotencyRequest, type IdempotentResponse, isOncelyError, OncelyError, type RunResult } from '@oncely/core';
 import type { CapturedResponse } from './captured-response.js';
 import type { HttpReply } from './http-reply.js';
-import { parseIdempotencyKey } from './idempotency-key-header.js';
+import { IDEMPOTENCY_KEY_HEADER, type ParsedKey, parseIdempotencyKey } from './idempotency-key-header.js';
 import type { ContractConfig, IdempotencyContext, ValidationResult } from './options.js';
+import type { ParsedBody } from './parsed-body.js';
 import { problemReply } from './problem.js';
 import { replayReply, toIdempotentResponse } from './replay.js';
-import { parsedBodyFingerprint, requestFingerprint } from './request-fingerprint.js';
+import { fingerprintedRequest, parsedBodyFingerprint } from './request-fingerprint.js';
 
-/** A request body as the binding read it: parsed (object, string, bytes, undefined) or unreadable. */
-export type ParsedBody = { readonly kind: 'parsed'; readonly value: unknown } | { readonly kind: 'malformed'; readonly detail: string };
+export type { ParsedBody } from './parsed-body.js';
 
 /** One request as a binding hands it to the contract. */
 export interface IncomingExchange<Req> {
@@ -31,8 +31,10 @@ export interface IncomingExchange<Req> {
  */
 export type ExchangeOutcome =
   | { readonly kind: 'unkeyed' }
-  | { readonly kind: 'original' }
+  | { readonly kind: 'original'; readonly headers: Readonly<Record<string, string>> }
   | { readonly kind: 'reply'; readonly reply: HttpReply };
+
+const ORIGINAL: ExchangeOutcome = { kind: 'original', headers: {} };
 
 /** Runs the handler and captures its response; called at most once, only after a successful claim. */
 export type Execute = (context: Exclude<IdempotencyContext, { kind: 'unkeyed' }>) => Promise<CapturedResponse>;
@@ -43,16 +45,48 @@ class StreamingRefused extends Error {}
 const reply = (value: HttpReply): ExchangeOutcome => ({ kind: 'reply', reply: value });
 
 /**
+ * The engine's context with its mode added in place. A spread would read every getter, and so build
+ * the AbortController, lease timer and key hash the engine makes only for handlers that ask.
+ */
+function withKind<C extends object, K extends 'lease' | 'transaction'>(context: C, kind: K): C & { readonly kind: K } {
+  (context as { kind?: K }).kind = kind;
+  return context as C & { readonly kind: K };
+}
+
+/**
  * The HTTP contract, once for every binding: key, body, validation, scope, fingerprint, claim through
- * the engine, then replay, conflict or the handler's response; every refusal is problem+json.
+ * the engine, then replay, conflict or the handler's response; every refusal is problem+json. In the
+ * `stripe` profile every answer to a well-formed key carries it back in `Idempotency-Key`, as Stripe's
+ * API does (stripe-node reads it as `lastResponse.idempotencyKey`).
  */
 export async function handleExchange<Req>(
   config: ContractConfig<Req>,
   exchange: IncomingExchange<Req>,
   execute: Execute,
 ): Promise<ExchangeOutcome> {
-  const { profile } = config;
   const key = parseIdempotencyKey(exchange.idempotencyKey);
+  const outcome = await decide(config, exchange, execute, key);
+  return config.profile === 'stripe' && key.kind === 'valid' ? echoKey(outcome, key.key) : outcome;
+}
+
+function echoKey(outcome: ExchangeOutcome, key: string): ExchangeOutcome {
+  switch (outcome.kind) {
+    case 'unkeyed':
+      return outcome;
+    case 'original':
+      return { kind: 'original', headers: { [IDEMPOTENCY_KEY_HEADER]: key } };
+    case 'reply':
+      return reply({ ...outcome.reply, headers: { ...outcome.reply.headers, [IDEMPOTENCY_KEY_HEADER]: key } });
+  }
+}
+
+async function decide<Req>(
+  config: ContractConfig<Req>,
+  exchange: IncomingExchange<Req>,
+  execute: Execute,
+  key: ParsedKey,
+): Promise<ExchangeOutcome> {
+  const { profile } = config;
   if (key.kind === 'invalid') return reply(problemReply('invalid-idempotency-key', profile, key.detail));
   if (key.kind === 'absent' && config.required(exchange.method)) {
     return reply(
@@ -65,25 +99,31 @@ export async function handleExchange<Req>(
   }
   const body = await exchange.body();
   if (body.kind === 'malformed') return reply(problemReply('invalid-request-body', profile, body.detail));
+  if (body.kind === 'too-large') return reply(problemReply('request-body-too-large', profile, body.detail));
+  // Only a keyed request needs a fingerprint: an unkeyed one may carry what no fingerprint stands for.
+  if (body.kind === 'unsupported' && key.kind === 'valid') return reply(problemReply('unsupported-request-body', profile, body.detail));
   const validation = await config.validate?.(exchange.request, body.value);
   if (validation?.kind === 'invalid') return reply(validationProblem(config, validation));
   if (key.kind === 'absent') return { kind: 'unkeyed' };
 
   const caller = await config.scope(exchange.request);
-  const fingerprint = requestFingerprint(exchange.method, exchange.url, await parsedBodyFingerprint(body.value), config);
+  const operation = config.operation(exchange.request);
+  const fingerprinted = fingerprintedRequest(exchange.method, exchange.url, await parsedBodyFingerprint(body.value));
   const request: IdempotencyRequest = {
     tenant: caller.tenant,
     principal: caller.principal,
-    operation: config.operation(exchange.request),
+    operation,
     key: key.key,
-    request: fingerprint.request,
-    fingerprint: fingerprint.options,
+    request: fingerprinted,
+    fingerprint: config.fingerprint,
     signal: exchange.signal,
     ...(config.maxStoredBodyBytes === undefined ? {} : { maxStoredBytes: config.maxStoredBodyBytes }),
   };
   let captured: CapturedResponse | undefined;
   const run = async (context: Parameters<Execute>[0]): Promise<IdempotentResponse> => {
+    const started = performance.now();
     captured = await execute(context);
+    config.retryAfter.record(operation, performance.now() - started);
     if (captured.kind === 'streaming') throw new StreamingRefused();
     return toIdempotentResponse(config, captured);
   };
@@ -91,14 +131,14 @@ export async function handleExchange<Req>(
   try {
     result =
       config.mode === 'transaction'
-        ? await config.engine.runInTransaction(request, (context) => run({ kind: 'transaction', ...context }))
-        : await config.engine.run(request, (context) => run({ kind: 'lease', ...context }));
+        ? await config.engine.runInTransaction(request, (context) => run(withKind(context, 'transaction')))
+        : await config.engine.run(request, (context) => run(withKind(context, 'lease')));
   } catch (error) {
     return failure(config, error, captured);
   }
   switch (result.kind) {
     case 'executed':
-      return { kind: 'original' };
+      return ORIGINAL;
     case 'replayed':
       return reply(replayReply(config, result.response));
     case 'in_progress':
@@ -107,7 +147,7 @@ export async function handleExchange<Req>(
           'request-in-progress',
           profile,
           'A request with this Idempotency-Key is still being processed. Retry later with the same key to get its result.',
-          { headers: { 'retry-after': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) } },
+          { headers: { 'retry-after': String(config.retryAfter.seconds(operation, result.retryAfterMs)) } },
         ),
       );
     case 'mismatch':
@@ -149,7 +189,7 @@ function failure<Req>(config: ContractConfig<Req>, error: unknown, captured: Cap
   }
   // Lease mode after the handler ran: the effect happened, so its true response beats a 503 that invites a second run.
   const ran = captured?.kind === 'complete' && config.mode === 'lease';
-  if (ran && (isOncelyError(error, 'storage_error') || isOncelyError(error, 'lease_lost'))) return { kind: 'original' };
+  if (ran && (isOncelyError(error, 'storage_error') || isOncelyError(error, 'lease_lost'))) return ORIGINAL;
   if (isOncelyError(error, 'storage_error')) {
     return reply(
       problemReply(

@@ -1,4 +1,5 @@
 import {
+  type FingerprintOptions,
   type HandlerContext,
   type Idempotency,
   type IdempotencyStore,
@@ -9,7 +10,8 @@ import {
 } from '@oncely/core';
 import type { ResponseHeaders } from './http-reply.js';
 import type { Profile } from './problem.js';
-import type { BodyFingerprintOptions } from './request-fingerprint.js';
+import { RetryAfterEstimate } from './retry-after.js';
+import { type BodyFingerprintOptions, bodyFingerprintOptions } from './request-fingerprint.js';
 import type { StoredBody } from './stored-body.js';
 
 /** Who is calling, from the authenticated identity (never from the key). */
@@ -109,6 +111,10 @@ export interface ContractConfig<Req> extends BodyFingerprintOptions {
   readonly maxStoredBodyBytes: number | undefined;
   readonly replayHeaders: ReadonlySet<string>;
   readonly resourceId: IdempotencyHttpOptions<Req>['resourceId'];
+  /** Observed durations per operation, for `Retry-After` on a 409. */
+  readonly retryAfter: RetryAfterEstimate;
+  /** Core's fingerprint options, built once from `select`, `exclude` and `defaults`. */
+  readonly fingerprint: FingerprintOptions;
 }
 
 /** Checks options when the route is set up, so a misconfiguration fails at startup, not per request. */
@@ -153,6 +159,8 @@ export function resolveOptions<Req, S extends IdempotencyStore>(options: Idempot
     maxStoredBodyBytes,
     replayHeaders: new Set((options.replayHeaders ?? DEFAULT_REPLAYED_HEADERS).map((name) => name.toLowerCase())),
     resourceId: options.resourceId,
+    retryAfter: new RetryAfterEstimate(),
+    fingerprint: bodyFingerprintOptions(options),
     select: options.select,
     exclude: options.exclude,
     defaults: options.defaults,

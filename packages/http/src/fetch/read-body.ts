@@ -1,4 +1,4 @@
-import type { ParsedBody } from '../contract/handle-exchange.js';
+import { type ParsedBody, refusedMediaType } from '../contract/parsed-body.js';
 import { searchParamsObject } from '../contract/request-fingerprint.js';
 import { decodeUtf8, mediaType, parseJson } from '../contract/stored-body.js';
 
@@ -10,11 +10,18 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
  */
 export async function readFetchBody(request: Request): Promise<ParsedBody> {
   if (request.body === null) return { kind: 'parsed', value: undefined };
-  const bytes = new Uint8Array(await request.clone().arrayBuffer());
+  return parseBodyBytes(new Uint8Array(await request.clone().arrayBuffer()), request.headers.get('content-type') ?? undefined);
+}
+
+/** A body's bytes as the contract fingerprints them, by their declared content type; `onText` sees the text decoded on the way. */
+export function parseBodyBytes(bytes: Uint8Array, contentType: string | undefined, onText?: (text: string) => void): ParsedBody {
+  const refused = refusedMediaType(contentType);
+  if (refused) return refused;
   if (bytes.length === 0) return { kind: 'parsed', value: undefined };
-  const type = mediaType(request.headers.get('content-type') ?? undefined);
+  const type = mediaType(contentType);
   if (JSON_MEDIA_TYPE.test(type)) {
     const text = decodeUtf8(bytes);
+    if (text !== undefined) onText?.(text);
     const json = text === undefined ? undefined : parseJson(text);
     return json?.kind === 'parsed'
       ? { kind: 'parsed', value: json.value }
@@ -23,6 +30,7 @@ export async function readFetchBody(request: Request): Promise<ParsedBody> {
   if (type === 'application/x-www-form-urlencoded' || type.startsWith('text/')) {
     const text = decodeUtf8(bytes);
     if (text !== undefined) {
+      onText?.(text);
       return {
         kind: 'parsed',
         value: type.startsWith('text/') ? text : (searchParamsObject(new URLSearchParams(text)) ?? {}),

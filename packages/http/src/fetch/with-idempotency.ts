@@ -1,10 +1,10 @@
 import type { IdempotencyStore, TransactionOf } from '@oncely/core';
-import { isEventStream } from '../contract/captured-response.js';
 import { handleExchange } from '../contract/handle-exchange.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../contract/idempotency-key-header.js';
 import { type IdempotencyContext, type IdempotencyHttpOptions, resolveOptions } from '../contract/options.js';
+import { captureFetchResponse, type FetchCapture } from './capture-response.js';
 import { readFetchBody } from './read-body.js';
-import { bytesResponse, headersRecord, toResponse } from './to-response.js';
+import { toResponse } from './to-response.js';
 
 /** A fetch-standard handler behind {@link withIdempotency}; `context` carries the claim (and `tx`). */
 export type IdempotentFetchHandler<Tx = unknown> = (
@@ -16,9 +16,10 @@ export type IdempotentFetchHandler<Tx = unknown> = (
 export type WithIdempotencyOptions<S extends IdempotencyStore = IdempotencyStore> = IdempotencyHttpOptions<Request, S>;
 
 /**
- * Wraps a fetch-standard handler `(Request) => Promise<Response>` (Hono, Next.js route handlers, Bun,
- * Deno, Node with a fetch adapter) in the Idempotency-Key contract: the first request with a key runs
- * the handler once and stores its response; retries replay it with `Idempotent-Replayed: true`.
+ * Wraps a fetch-standard handler `(Request) => Promise<Response>` (Next.js route handlers, Bun,
+ * Deno, Cloudflare Workers, Node with a fetch adapter) in the Idempotency-Key contract: the first
+ * request with a key runs the handler once and stores its response; retries replay it with
+ * `Idempotent-Replayed: true`.
  *
  * ```ts
  * export const POST = withIdempotency(createPayment, {
@@ -32,7 +33,7 @@ export function withIdempotency<S extends IdempotencyStore>(
 ): (request: Request) => Promise<Response> {
   const config = resolveOptions(options);
   return async (request) => {
-    let original: { readonly response: Response; readonly body: Uint8Array } | undefined;
+    let capture: FetchCapture | undefined;
     const outcome = await handleExchange(
       config,
       {
@@ -44,29 +45,23 @@ export function withIdempotency<S extends IdempotencyStore>(
         signal: request.signal,
       },
       async (context) => {
-        const response = await handler(request, context as IdempotencyContext<TransactionOf<S>>);
-        const headers = headersRecord(response.headers);
-        if (isEventStream(response.headers.get('content-type'))) {
-          await response.body?.cancel();
-          return { kind: 'streaming', status: response.status, headers };
-        }
-        const body = new Uint8Array(await response.arrayBuffer());
-        original = { response, body };
-        return { kind: 'complete', status: response.status, headers, body };
+        capture = await captureFetchResponse(await handler(request, context as IdempotencyContext<TransactionOf<S>>));
+        return capture.captured;
       },
     );
     switch (outcome.kind) {
       case 'unkeyed':
         return handler(request, { kind: 'unkeyed' });
       case 'original':
-        return bytesResponse(original!.response.status, original!.response.headers, original!.body, original!.response.statusText);
+        return capture!.original(outcome.headers);
       case 'reply':
         return toResponse(outcome.reply);
     }
   };
 }
 
-function pathAndQuery(url: string): string {
+/** Path and query of an absolute URL, as the client sent them. */
+export function pathAndQuery(url: string): string {
   const parsed = new URL(url);
   return parsed.pathname + parsed.search;
 }
