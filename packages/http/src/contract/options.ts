@@ -1,4 +1,5 @@
 import {
+  DEFAULT_MAX_DEPTH,
   type FingerprintOptions,
   type HandlerContext,
   type Idempotency,
@@ -78,6 +79,8 @@ export interface IdempotencyHttpOptions<Req, S extends IdempotencyStore = Idempo
   readonly replayHeaders?: readonly string[];
   /** The id of the created resource, stored for lookups and for the engine's `reference` strategy. */
   readonly resourceId?: (response: ResponseSummary) => string | undefined;
+  /** Deepest nesting of arrays and objects in a body (default 512); a deeper body is a 400 problem, never a stack overflow. */
+  readonly maxBodyDepth?: number;
 }
 
 /**
@@ -145,6 +148,10 @@ export function resolveOptions<Req, S extends IdempotencyStore>(options: Idempot
   if (maxStoredBodyBytes !== undefined && (!Number.isInteger(maxStoredBodyBytes) || maxStoredBodyBytes < 0)) {
     throw new OncelyError('invalid_option', 'oncely/http: maxStoredBodyBytes must be a non-negative integer');
   }
+  const { maxBodyDepth = DEFAULT_MAX_DEPTH } = options;
+  if (!Number.isInteger(maxBodyDepth) || maxBodyDepth < 1) {
+    throw new OncelyError('invalid_option', 'oncely/http: maxBodyDepth must be a positive integer');
+  }
   return {
     engine: engine as Idempotency<IdempotencyStore>,
     mode,
@@ -160,7 +167,8 @@ export function resolveOptions<Req, S extends IdempotencyStore>(options: Idempot
     replayHeaders: new Set((options.replayHeaders ?? DEFAULT_REPLAYED_HEADERS).map((name) => name.toLowerCase())),
     resourceId: options.resourceId,
     retryAfter: new RetryAfterEstimate(),
-    fingerprint: bodyFingerprintOptions(options),
+    // The body sits one level inside the fingerprinted `{ method, path, query, body }`.
+    fingerprint: { ...bodyFingerprintOptions(options), maxDepth: maxBodyDepth + 1 },
     select: options.select,
     exclude: options.exclude,
     defaults: options.defaults,

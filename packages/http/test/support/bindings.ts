@@ -87,10 +87,21 @@ function optionsFor<Req>(
   };
 }
 
+/** Form fields by name, a repeated name as an array. */
+function formFields(text: string): Record<string, string | string[]> {
+  const fields: Record<string, string | string[]> = Object.create(null);
+  for (const [name, value] of new URLSearchParams(text)) {
+    const existing = fields[name];
+    fields[name] = existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
+  }
+  return fields;
+}
+
 async function fetchBody(request: Request): Promise<unknown> {
   const type = request.headers.get('content-type') ?? '';
   if (request.body === null) return undefined;
   if (type.includes('json')) return request.json();
+  if (type.startsWith('application/x-www-form-urlencoded')) return formFields(await request.text());
   if (type.startsWith('text/')) return request.text();
   return new Uint8Array(await request.arrayBuffer());
 }
@@ -188,11 +199,9 @@ const expressBinding: Binding = {
     }
     for (const route of routes) {
       const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+      // No body parser: expressIdempotency reads JSON, form fields, text and bytes itself.
       app[method](
         route.path,
-        express.json({ strict: false, type: ['application/json', 'application/*+json'] }),
-        express.text({ type: 'text/*' }),
-        express.raw({ type: 'application/octet-stream' }),
         expressIdempotency(
           optionsFor<ExpressRequest>(engine, route, (req) => req.headers.authorization),
         ),
@@ -237,6 +246,10 @@ const fastifyBinding: Binding = {
       app.get(`${LOOKUP_PREFIX}:key`, fastifyKeyLookup({ engine, operations: lookup.operations, scope: (request) => callerFrom(request.headers.authorization) }));
     }
     app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    // What @fastify/formbody does: fields by name, a repeated name as an array.
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
+      done(null, formFields(body as string)),
+    );
     await app.register(fastifyIdempotency, {
       engine,
       scope: (request: FastifyRequest) => callerFrom(request.headers.authorization),
@@ -263,6 +276,7 @@ async function honoBody(c: Context): Promise<unknown> {
   const type = c.req.header('content-type') ?? '';
   if (c.req.raw.body === null) return undefined;
   if (type.includes('json')) return c.req.json();
+  if (type.startsWith('application/x-www-form-urlencoded')) return formFields(await c.req.text());
   if (type.startsWith('text/')) return c.req.text();
   return new Uint8Array(await c.req.arrayBuffer());
 }
