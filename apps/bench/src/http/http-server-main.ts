@@ -8,6 +8,8 @@ export type ServerRequest = 'stop' | 'cpu';
 export interface CpuReport {
   readonly kind: 'cpu';
   readonly micros: number;
+  /** The kernel's share of `micros` (loopback TCP is delivered on the sender's system time). */
+  readonly systemMicros: number;
 }
 
 /**
@@ -29,7 +31,7 @@ async function main(): Promise<void> {
   process.on('message', (message: ServerRequest) => {
     if (message === 'cpu') {
       const { user, system } = process.cpuUsage();
-      process.send?.({ kind: 'cpu', micros: user + system } satisfies CpuReport);
+      process.send?.({ kind: 'cpu', micros: user + system, systemMicros: system } satisfies CpuReport);
       return;
     }
     if (message !== 'stop') return;

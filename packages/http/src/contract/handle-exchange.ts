@@ -1,4 +1,11 @@
-import { type IdempotencyRequest, type IdempotentResponse, isOncelyError, OncelyError, type RunResult } from '@oncely/core';
+import {
+  type FingerprintOptions,
+  type IdempotencyRequest,
+  type IdempotentResponse,
+  isOncelyError,
+  OncelyError,
+  type RunResult,
+} from '@oncely/core';
 import type { CapturedResponse } from './captured-response.js';
 import type { HttpReply } from './http-reply.js';
 import { IDEMPOTENCY_KEY_HEADER, type ParsedKey, parseIdempotencyKey } from './idempotency-key-header.js';
@@ -21,8 +28,32 @@ export interface IncomingExchange<Req> {
   readonly idempotencyKey: string | readonly string[] | undefined;
   /** Reads the body; called once, after the key has been checked. */
   readonly body: () => Promise<ParsedBody>;
-  /** Aborts when the client goes away. */
-  readonly signal?: AbortSignal;
+  /** Where the signal that aborts when the client goes away is read, only if the handler asks for it. */
+  readonly cancellation?: { readonly signal?: AbortSignal | undefined };
+}
+
+/** The engine's request for one exchange; its `signal` is read from the exchange only when the engine needs it. */
+class ExchangeRequest implements IdempotencyRequest {
+  readonly #cancellation: IncomingExchange<unknown>['cancellation'];
+  readonly maxStoredBytes?: number;
+
+  constructor(
+    readonly tenant: string,
+    readonly principal: string | undefined,
+    readonly operation: string,
+    readonly key: string,
+    readonly request: unknown,
+    readonly fingerprint: FingerprintOptions,
+    cancellation: IncomingExchange<unknown>['cancellation'],
+    maxStoredBytes: number | undefined,
+  ) {
+    this.#cancellation = cancellation;
+    if (maxStoredBytes !== undefined) this.maxStoredBytes = maxStoredBytes;
+  }
+
+  get signal(): AbortSignal | undefined {
+    return this.#cancellation?.signal;
+  }
 }
 
 /**
@@ -109,16 +140,16 @@ async function decide<Req>(
   const caller = await config.scope(exchange.request);
   const operation = config.operation(exchange.request);
   const fingerprinted = fingerprintedRequest(exchange.method, exchange.url, await parsedBodyFingerprint(body.value));
-  const request: IdempotencyRequest = {
-    tenant: caller.tenant,
-    principal: caller.principal,
+  const request = new ExchangeRequest(
+    caller.tenant,
+    caller.principal,
     operation,
-    key: key.key,
-    request: fingerprinted,
-    fingerprint: config.fingerprint,
-    signal: exchange.signal,
-    ...(config.maxStoredBodyBytes === undefined ? {} : { maxStoredBytes: config.maxStoredBodyBytes }),
-  };
+    key.key,
+    fingerprinted,
+    config.fingerprint,
+    exchange.cancellation,
+    config.maxStoredBodyBytes,
+  );
   let captured: CapturedResponse | undefined;
   const run = async (context: Parameters<Execute>[0]): Promise<IdempotentResponse> => {
     const started = performance.now();

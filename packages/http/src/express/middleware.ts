@@ -3,7 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { handleExchange } from '../contract/handle-exchange.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../contract/idempotency-key-header.js';
 import { type IdempotencyContext, type IdempotencyHttpOptions, resolveOptions } from '../contract/options.js';
-import { closeSignal } from '../node/close-signal.js';
+import { CloseSignal } from '../node/close-signal.js';
 import { captureResponse, type ResponseCapture } from './capture-response.js';
 import { readExpressBody } from './read-body.js';
 import { restoreHeaderNames, writeReply } from './write-reply.js';
@@ -39,7 +39,7 @@ export function expressIdempotencyContext<Tx = unknown>(req: Request): Idempoten
 export function expressIdempotency<S extends IdempotencyStore>(options: ExpressIdempotencyOptions<S>): RequestHandler {
   const config = resolveOptions(options);
   return (req: Request, res: Response, next: NextFunction) => {
-    const signal = closeSignal(res);
+    const cancellation = new CloseSignal(res);
     let capture: ResponseCapture | undefined;
     let headerNames: ReadonlySet<string> = new Set();
     handleExchange(
@@ -50,7 +50,7 @@ export function expressIdempotency<S extends IdempotencyStore>(options: ExpressI
         url: req.originalUrl,
         idempotencyKey: req.headers[IDEMPOTENCY_KEY_HEADER],
         body: () => readExpressBody(req),
-        signal,
+        cancellation,
       },
       (context) => {
         contexts.set(req, context as IdempotencyContext<TransactionOf<S>>);
@@ -80,7 +80,7 @@ export function expressIdempotency<S extends IdempotencyStore>(options: ExpressI
       },
       (error: unknown) => {
         capture?.restore();
-        if (signal.aborted) return;
+        if (res.closed && !res.writableFinished) return;
         if (capture) restoreHeaderNames(res, headerNames);
         next(error);
       },

@@ -20,7 +20,7 @@ import {
 import { frameworkBody } from '../contract/parsed-body.js';
 import { problemReply } from '../contract/problem.js';
 import type { HttpReply } from '../contract/http-reply.js';
-import { closeSignal } from '../node/close-signal.js';
+import { CloseSignal } from '../node/close-signal.js';
 import { payloadBytes } from './payload-bytes.js';
 import { restoreHeaderNames, sendReply, toBuffer } from './send-reply.js';
 
@@ -78,7 +78,7 @@ function preHandlerFor(config: ContractConfig<FastifyRequest>): preHandlerAsyncH
         idempotencyKey: request.headers[IDEMPOTENCY_KEY_HEADER],
         // Fastify parses a body or refuses it itself (415), and ignores one on GET and HEAD: what it left is the body.
         body: async () => frameworkBody(request.body, request.headers['content-type'], false),
-        signal: closeSignal(reply.raw),
+        cancellation: new CloseSignal(reply.raw),
       },
       (context) => {
         contexts.set(request, context);

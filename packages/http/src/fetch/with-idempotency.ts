@@ -6,20 +6,25 @@ import { captureFetchResponse, type FetchCapture } from './capture-response.js';
 import { readFetchBody } from './read-body.js';
 import { toResponse } from './to-response.js';
 
-/** A fetch-standard handler behind {@link withIdempotency}; `context` carries the claim (and `tx`). */
-export type IdempotentFetchHandler<Tx = unknown> = (
-  request: Request,
+/**
+ * A fetch-standard handler behind {@link withIdempotency}; `context` carries the claim (and `tx`).
+ * Whatever the platform passes after the request (Next.js's `{ params }`) follows the context.
+ */
+export type IdempotentFetchHandler<Tx = unknown, R extends Request = Request, Extra extends unknown[] = []> = (
+  request: R,
   context: IdempotencyContext<Tx>,
+  ...extra: Extra
 ) => Response | Promise<Response>;
 
-/** Options of {@link withIdempotency}: `scope`, `operation` and `validate` receive the fetch `Request`. */
-export type WithIdempotencyOptions<S extends IdempotencyStore = IdempotencyStore> = IdempotencyHttpOptions<Request, S>;
+/** Options of {@link withIdempotency}: `scope`, `operation` and `validate` receive the request (a `NextRequest` in Next.js). */
+export type WithIdempotencyOptions<S extends IdempotencyStore = IdempotencyStore, R extends Request = Request> = IdempotencyHttpOptions<R, S>;
 
 /**
  * Wraps a fetch-standard handler `(Request) => Promise<Response>` (Next.js route handlers, Bun,
  * Deno, Cloudflare Workers, Node with a fetch adapter) in the Idempotency-Key contract: the first
  * request with a key runs the handler once and stores its response; retries replay it with
- * `Idempotent-Replayed: true`.
+ * `Idempotent-Replayed: true`. The handler gets the very request object it was called with (a
+ * `NextRequest` stays one; the body is read from a clone) and any further arguments after the context.
  *
  * ```ts
  * export const POST = withIdempotency(createPayment, {
@@ -27,12 +32,12 @@ export type WithIdempotencyOptions<S extends IdempotencyStore = IdempotencyStore
  * });
  * ```
  */
-export function withIdempotency<S extends IdempotencyStore>(
-  handler: IdempotentFetchHandler<TransactionOf<S>>,
-  options: WithIdempotencyOptions<S>,
-): (request: Request) => Promise<Response> {
+export function withIdempotency<S extends IdempotencyStore, R extends Request = Request, Extra extends unknown[] = []>(
+  handler: IdempotentFetchHandler<TransactionOf<S>, R, Extra>,
+  options: WithIdempotencyOptions<S, R>,
+): (request: R, ...extra: Extra) => Promise<Response> {
   const config = resolveOptions(options);
-  return async (request) => {
+  return async (request, ...extra) => {
     let capture: FetchCapture | undefined;
     const outcome = await handleExchange(
       config,
@@ -42,16 +47,16 @@ export function withIdempotency<S extends IdempotencyStore>(
         url: pathAndQuery(request.url),
         idempotencyKey: request.headers.get(IDEMPOTENCY_KEY_HEADER) ?? undefined,
         body: () => readFetchBody(request),
-        signal: request.signal,
+        cancellation: request,
       },
       async (context) => {
-        capture = await captureFetchResponse(await handler(request, context as IdempotencyContext<TransactionOf<S>>));
+        capture = await captureFetchResponse(await handler(request, context as IdempotencyContext<TransactionOf<S>>, ...extra));
         return capture.captured;
       },
     );
     switch (outcome.kind) {
       case 'unkeyed':
-        return handler(request, { kind: 'unkeyed' });
+        return handler(request, { kind: 'unkeyed' }, ...extra);
       case 'original':
         return capture!.original(outcome.headers);
       case 'reply':

@@ -62,7 +62,7 @@ export function honoIdempotency<S extends IdempotencyStore>(options: HonoIdempot
         url: pathAndQuery(c.req.url),
         idempotencyKey: c.req.raw.headers.get(IDEMPOTENCY_KEY_HEADER) ?? undefined,
         body: () => readHonoBody(c),
-        signal: c.req.raw.signal,
+        cancellation: c.req.raw,
       },
       async (context) => {
         contexts.set(c, context);
