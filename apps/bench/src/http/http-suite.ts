@@ -23,7 +23,7 @@ const BINDING_LABELS: Record<BindingName, { readonly title: string; readonly wra
   fetch: { title: 'fetch handler on node:http (small fetch adapter)', wrapped: 'withIdempotency' },
   express: { title: 'Express 5', wrapped: 'expressIdempotency' },
   fastify: { title: 'Fastify 5', wrapped: 'fastifyIdempotency' },
-  hono: { title: 'Hono 4 on @hono/node-server', wrapped: 'withIdempotency in a Hono route' },
+  hono: { title: 'Hono 4 on @hono/node-server', wrapped: 'honoIdempotency' },
 };
 
 const STORE_LABELS: Record<(typeof STORES)[number], string> = {

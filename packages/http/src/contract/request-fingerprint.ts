@@ -22,11 +22,17 @@ const inBody = (path: FieldPath): readonly string[] => ['body', ...(typeof path 
  */
 const PLAIN_TARGET = /^(\/(?!\/)[A-Za-z0-9\-_~/]*)(?:\?([A-Za-z0-9\-_.~=&%+]*))?$/;
 
-/** The path and query parameters of a request target (`/path?query`), as the WHATWG URL parser reads them. */
+/** The path and query parameters of a request target (`/path?query`), as the WHATWG URL parser reads them after an origin. */
 export function targetParts(url: string): { readonly path: string; readonly query: Record<string, string | string[]> | undefined } {
   const plain = PLAIN_TARGET.exec(url);
   if (plain) return { path: plain[1]!, query: plain[2] ? searchParamsObject(new URLSearchParams(plain[2])) : undefined };
-  const parsed = new URL(url, 'http://localhost');
+  // An origin-form target is appended to an origin, so `//x` stays a path instead of naming a host.
+  let parsed: URL;
+  try {
+    parsed = new URL(url.startsWith('/') ? `http://localhost${url}` : url, 'http://localhost');
+  } catch {
+    return { path: url, query: undefined };
+  }
   return { path: parsed.pathname, query: searchParamsObject(parsed.searchParams) };
 }
 

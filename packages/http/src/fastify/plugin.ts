@@ -122,7 +122,8 @@ const onSend: onSendAsyncHookHandler<unknown> = async (request, reply, payload) 
     return outcome.reply.body === undefined ? null : toBuffer(outcome.reply.body);
   }
   if (outcome.kind === 'original') reply.headers(outcome.headers);
-  return toBuffer(body ?? new Uint8Array());
+  // A string or Buffer goes on as it came (Node writes a string with the headers in one call); a stream was read whole.
+  return typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : toBuffer(body ?? new Uint8Array());
 };
 
 /**

@@ -1,16 +1,19 @@
 import { type ParsedBody, refusedMediaType } from '../contract/parsed-body.js';
+import { bufferBody } from './buffered-request.js';
 import { searchParamsObject } from '../contract/request-fingerprint.js';
 import { decodeUtf8, mediaType, parseJson } from '../contract/stored-body.js';
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 
 /**
- * Reads a fetch request's body from a clone (the handler still gets the original): JSON as a value,
- * form data as an object, text as a string, anything else as bytes. Unreadable JSON is `malformed`.
+ * Reads a fetch request's body and hands it back to the same request (see {@link bufferBody}): JSON
+ * as a value, form data as an object, text as a string, anything else as bytes. Unreadable JSON is
+ * `malformed`.
  */
 export async function readFetchBody(request: Request): Promise<ParsedBody> {
   if (request.body === null) return { kind: 'parsed', value: undefined };
-  return parseBodyBytes(new Uint8Array(await request.clone().arrayBuffer()), request.headers.get('content-type') ?? undefined);
+  if (request.bodyUsed) return { kind: 'malformed', detail: 'The request body was read before the idempotency wrapper could read it.' };
+  return parseBodyBytes(await bufferBody(request), request.headers.get('content-type') ?? undefined);
 }
 
 /** A body's bytes as the contract fingerprints them, by their declared content type; `onText` sees the text decoded on the way. */

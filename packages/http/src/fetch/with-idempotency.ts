@@ -65,8 +65,13 @@ export function withIdempotency<S extends IdempotencyStore, R extends Request = 
   };
 }
 
-/** Path and query of an absolute URL, as the client sent them. */
+/**
+ * Path and query of a request's URL. `Request.url` is already serialized by the URL parser (nothing
+ * left to normalize), so they run from the first slash after the host to a fragment, if any.
+ */
 export function pathAndQuery(url: string): string {
-  const parsed = new URL(url);
-  return parsed.pathname + parsed.search;
+  const slash = url.indexOf('/', url.indexOf('//') + 2);
+  if (slash < 0) return '/';
+  const hash = url.indexOf('#', slash);
+  return hash < 0 ? url.slice(slash) : url.slice(slash, hash);
 }

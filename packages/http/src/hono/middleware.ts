@@ -32,7 +32,9 @@ async function readHonoBody(c: Context): Promise<ParsedBody> {
   const { raw } = c.req;
   // Hono keeps promises there, whatever its type says.
   const bodyCache = c.req.bodyCache as Record<string, Promise<unknown> | undefined>;
-  if (raw.body === null) return { kind: 'parsed', value: undefined };
+  // Framing headers, not `raw.body`: on @hono/node-server reading `body` builds a full Request.
+  const framed = c.req.header('content-length') !== undefined || c.req.header('transfer-encoding') !== undefined;
+  if (raw.method === 'GET' || raw.method === 'HEAD' || !framed) return { kind: 'parsed', value: undefined };
   if (raw.bodyUsed && Object.keys(bodyCache).length === 0) {
     return { kind: 'malformed', detail: 'The request body was consumed before the idempotency middleware could read it.' };
   }
