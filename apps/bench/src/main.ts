@@ -10,6 +10,7 @@ import { createReport, type Report } from './harness/report.js';
 import { forwardingReport, ownSuite, runInOwnProcess } from './harness/suite-process.js';
 import { runEngineSuite } from './engine/engine-suite.js';
 import { runHttpSuite } from './http/http-suite.js';
+import type { BindingName } from './http/servers/bindings.js';
 import { runJitterSuite } from './jitter/jitter-suite.js';
 import { runOutboxSuite } from './outbox/outbox-suite.js';
 import { dropBenchDatabase } from './postgres/bench-database.js';
@@ -51,7 +52,7 @@ async function runSuite(suite: SuiteName, options: BenchOptions, report: Report,
   if (suite === 'engine') await runEngineSuite(options, report);
   if (suite === 'redis') await runRedisSuite(redis!, options, report);
   if (suite === 'postgres') await runPostgresSuite(options, report);
-  if (suite === 'http') await runHttpSuite(redis!, options, report);
+  if (suite.startsWith('http-')) await runHttpSuite(suite.slice('http-'.length) as BindingName, redis!, options, report);
   if (suite === 'outbox') await runOutboxSuite(redis!, options, report);
 }
 
@@ -78,7 +79,7 @@ async function main(): Promise<void> {
     return runForkedSuite(suite, options);
   }
   const started = new Date();
-  const needsRedis = options.suites.some((s) => s === 'redis' || s === 'http' || s === 'outbox');
+  const needsRedis = options.suites.some((s) => s === 'redis' || s.startsWith('http-') || s === 'outbox');
   const redis = needsRedis ? await startPrivateRedis(options.redisPort) : undefined;
   try {
     const machine = { ...localMachine(), ...(await serverVersions(redis, options)) };
@@ -106,7 +107,7 @@ async function main(): Promise<void> {
   } finally {
     await redis?.stop();
     // After every suite: postgres, http and outbox all use the bench's database, and each ends its sessions.
-    if (options.suites.some((s) => s === 'postgres' || s === 'http' || s === 'outbox')) await dropBenchDatabase(options.databaseUrl);
+    if (options.suites.some((s) => s === 'postgres' || s.startsWith('http-') || s === 'outbox')) await dropBenchDatabase(options.databaseUrl);
   }
 }
 

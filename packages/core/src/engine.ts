@@ -39,7 +39,7 @@ export interface IdempotencyRequest {
   readonly request: unknown;
   /** Per-request fingerprint options; replaces the engine's default. */
   readonly fingerprint?: FingerprintOptions;
-  /** The caller's cancellation (a closed HTTP connection); forwarded to the handler's signal. */
+  /** The caller's cancellation (a closed HTTP connection); forwarded to the handler's signal, read only once the handler reads that. */
   readonly signal?: AbortSignal;
   /** Largest body stored for this request (UTF-8 bytes of its JSON); replaces the engine's `maxStoredBytes`. */
   readonly maxStoredBytes?: number;
@@ -153,21 +153,29 @@ class Lifeline {
   #abortedWith: { readonly reason: unknown } | undefined;
   #deadline = Number.POSITIVE_INFINITY;
   #cancelTimer: (() => void) | undefined;
-  readonly #callerSignal: AbortSignal | undefined;
+  /** Where the caller's signal is read, once, when the handler first reads its own: an HTTP binding builds it only then. */
+  readonly #caller: { readonly signal?: AbortSignal | undefined };
+  #callerSignal: AbortSignal | undefined;
+  #stopped = false;
   readonly #onCallerAbort = () => this.abort(this.#callerSignal?.reason);
   readonly #lease: LeaseTimer | undefined;
 
   /** Without `lease` (transactional mode) only the caller's abort reaches the signal. */
-  constructor(callerSignal: AbortSignal | undefined, lease?: LeaseTimer) {
-    this.#callerSignal = callerSignal;
+  constructor(caller: { readonly signal?: AbortSignal | undefined }, lease?: LeaseTimer) {
+    this.#caller = caller;
     this.#lease = lease;
-    if (callerSignal?.aborted) this.abort(callerSignal.reason);
-    else callerSignal?.addEventListener('abort', this.#onCallerAbort, { once: true });
   }
 
   get signal(): AbortSignal {
     if (!this.#controller) {
       this.#controller = new AbortController();
+      // The caller's abort matters only to a handler that watches its signal, so it is linked only now.
+      const callerSignal = this.#caller.signal;
+      if (callerSignal?.aborted) this.abort(callerSignal.reason);
+      else if (callerSignal && !this.#stopped) {
+        this.#callerSignal = callerSignal;
+        callerSignal.addEventListener('abort', this.#onCallerAbort, { once: true });
+      }
       this.#checkLapse();
       if (this.#abortedWith) this.#controller.abort(this.#abortedWith.reason);
       else this.#startTimer();
@@ -193,6 +201,7 @@ class Lifeline {
 
   /** The handler finished: no timer, no link to the caller's signal. */
   stop(): void {
+    this.#stopped = true;
     this.#cancelTimer?.();
     this.#deadline = Number.POSITIVE_INFINITY;
     this.#callerSignal?.removeEventListener('abort', this.#onCallerAbort);
@@ -521,7 +530,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
     report(prepared, { type: 'claimed', mode: 'lease', fence: claim.fence, takeover: claim.takeover });
     // Only the `completed` event reads the start time.
     const startedAt = onEvent ? clock.now() : 0;
-    const lifeline = new Lifeline(request.signal, leaseTimer);
+    const lifeline = new Lifeline(request, leaseTimer);
     lifeline.renew(leaseMs);
     let response: IdempotentResponse<B>;
     try {
@@ -569,7 +578,7 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
       }
       report(prepared, { type: 'claimed', mode: 'transaction', fence: claim.fence, takeover: claim.takeover });
       executed = true;
-      const lifeline = new Lifeline(request.signal);
+      const lifeline = new Lifeline(request);
       let response: IdempotentResponse<B>;
       try {
         // The transaction holds the row lock for as long as it is open: nothing to renew.

@@ -27,7 +27,7 @@ export type {
   IdempotencyEventBase,
   PurgeEvent,
 } from './events.js';
-export { canonicalize } from './fingerprint/canonicalize.js';
+export { type CanonicalizeOptions, canonicalize, DEFAULT_MAX_DEPTH } from './fingerprint/canonicalize.js';
 export type { FieldPath } from './fingerprint/field-paths.js';
 export { type FingerprintOptions, fingerprint, fingerprintInput } from './fingerprint/fingerprint.js';
 export { keyHash, sha256Hex } from './fingerprint/sha256.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalize, isOncelyError } from '../src/index.js';
+import { canonicalize, DEFAULT_MAX_DEPTH, isOncelyError } from '../src/index.js';
 
 const fromBits = (hex: string) => {
   const view = new DataView(new ArrayBuffer(8));
@@ -304,6 +304,33 @@ describe('canonicalize agrees with a straightforward reference implementation', 
           expect(isOncelyError(error, 'invalid_request_payload')).toBe(true);
         }
       }),
+    );
+  });
+});
+
+/** `depth` arrays or objects nested one in the next (`[]` is depth 1). */
+const nested = (depth: number, kind: 'array' | 'object'): unknown => {
+  let value: unknown = kind === 'array' ? [] : {};
+  for (let level = 1; level < depth; level++) value = kind === 'array' ? [value] : { a: value };
+  return value;
+};
+
+describe('canonicalize bounds nesting', () => {
+  it('a body nested 10,000 deep is a coded invalid_request_payload, not a stack overflow', () => {
+    for (const kind of ['array', 'object'] as const) {
+      expect(codeOf(() => canonicalize(nested(10_000, kind)))).toBe('invalid_request_payload');
+      expect(() => canonicalize(nested(10_000, kind))).toThrow(/deeper than 512 levels/);
+    }
+  });
+
+  it('accepts exactly maxDepth levels and refuses one more, for the default and any configured limit', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1_000 }), fc.option(fc.integer({ min: 1, max: 1_000 }), { nil: undefined }), fc.constantFrom('array' as const, 'object' as const), (depth, maxDepth, kind) => {
+        const limit = maxDepth ?? DEFAULT_MAX_DEPTH;
+        const code = codeOf(() => canonicalize(nested(depth, kind), maxDepth === undefined ? {} : { maxDepth }));
+        expect(code).toBe(depth <= limit ? 'did not throw' : 'invalid_request_payload');
+      }),
+      { numRuns: 300 },
     );
   });
 });

@@ -58,6 +58,25 @@ describe('fingerprint', () => {
     const failure = await fingerprint('op.v1', { amount: 10n }).catch((error: unknown) => error);
     expect(isOncelyError(failure, 'invalid_request_payload')).toBe(true);
   });
+
+  it('a request nested 10,000 deep is refused with invalid_request_payload, with or without select, exclude and defaults', async () => {
+    let deep: unknown = [];
+    for (let level = 1; level < 10_000; level++) deep = [deep];
+    const options = [{}, { select: ['items.sku'] }, { exclude: ['items.trace'] }, { defaults: { 'items.qty': 1 } }];
+    for (const option of options) {
+      const failure = await fingerprint('op.v1', { items: deep }, option).catch((error: unknown) => error);
+      expect(isOncelyError(failure, 'invalid_request_payload')).toBe(true);
+    }
+  });
+
+  it('maxDepth counts the request itself: depth maxDepth passes, one more is refused', async () => {
+    const request = { a: { b: [1] } };
+    expect(await fingerprint('op.v1', request, { maxDepth: 3 })).toMatch(/^[0-9a-f]{64}$/);
+    const failure = await fingerprint('op.v1', request, { maxDepth: 2 }).catch((error: unknown) => error);
+    expect(isOncelyError(failure, 'invalid_request_payload')).toBe(true);
+    const invalid = await fingerprint('op.v1', request, { maxDepth: 0 }).catch((error: unknown) => error);
+    expect(isOncelyError(invalid, 'invalid_option')).toBe(true);
+  });
 });
 
 describe('fingerprint properties', () => {

@@ -12,6 +12,8 @@ const PROBLEM_CODES: readonly ProblemCode[] = [
   'request-in-progress',
   'invalid-request',
   'invalid-request-body',
+  'unsupported-request-body',
+  'request-body-too-large',
   'storage-unavailable',
   'streaming-response-refused',
   'idempotency-key-not-found',
@@ -103,6 +105,83 @@ describe.each(bindings)('$name: fuzzing headers, bodies and methods', (binding) 
           }
         }),
         { numRuns: 150 },
+      );
+    });
+  });
+});
+
+/** JSON text as clients may send it: duplicate and prototype-named keys, extreme numbers, any string. */
+const memberName = fc.oneof(
+  fc.constantFrom('"__proto__"', '"constructor"', '"prototype"', '"amount"', '"a"', '"a"'),
+  fc.string({ maxLength: 6 }).map((name) => JSON.stringify(name)),
+);
+const numberText = fc.oneof(
+  fc.constantFrom('1e400', '-1e400', '-0', '0.1', '1e-400', '12345678901234567890123', '1.7976931348623157e308', '5e-324'),
+  fc.double({ noNaN: true, noDefaultInfinity: true }).map(String),
+  fc.integer().map(String),
+);
+const stringText = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 12 }).map((text) => JSON.stringify(text)),
+  fc.constantFrom('"\\ud800"', '"\\udfff x"', '"\\u0000"', '"naïve ☃ 😀"'),
+);
+const jsonText = fc.letrec<{ value: string }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', maxDepth: 5 },
+    numberText,
+    stringText,
+    fc.constantFrom('true', 'false', 'null'),
+    fc.array(tie('value'), { maxLength: 4 }).map((items) => `[${items.join(',')}]`),
+    fc.array(fc.tuple(memberName, tie('value')), { maxLength: 4 }).map((members) => `{${members.map(([name, value]) => `${name}:${value}`).join(',')}}`),
+  ),
+})).value;
+const deepText = fc.oneof(fc.integer({ min: 1, max: 600 }), fc.integer({ min: 600, max: 20_000 })).chain((depth) =>
+  fc.constantFrom('[', '{"a":').map((open) => `${open.repeat(depth)}1${(open === '[' ? ']' : '}').repeat(depth)}`),
+);
+const wideText = fc.integer({ min: 50, max: 3_000 }).map((width) => `{${Array.from({ length: width }, (_, index) => `"k${index}":${index}`).join(',')}}`);
+const largeText = fc.constantFrom(10_000, 300_000, 1_100_000).map((size) => JSON.stringify({ amount: 1, note: 'x'.repeat(size) }));
+const requestBody = fc.oneof(
+  { weight: 6, arbitrary: fc.oneof(jsonText, deepText, wideText).map((text) => ({ type: 'application/json', text })) },
+  { weight: 1, arbitrary: largeText.map((text) => ({ type: 'application/json', text })) },
+  { weight: 1, arbitrary: jsonText.map((text) => ({ type: 'application/x-www-form-urlencoded', text: `amount=${encodeURIComponent(text)}&a=1&a=2` })) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 40 }).map((text) => ({ type: 'text/plain; charset=utf-8', text })) },
+);
+
+describe.each(bindings)('$name: fuzzing request bodies', (binding) => {
+  it('every body gets a 2xx or a 4xx problem, and a refused body leaves no record and runs nothing', async () => {
+    const store = memoryStore();
+    let calls = 0;
+    let keys = 0;
+    const route: RouteSpec = {
+      method: 'POST',
+      path: '/fuzz',
+      options: { operation: 'fuzz.bodies.v1' },
+      handle: async () => ({ status: 201, body: { kind: 'json', value: { call: ++calls } } }),
+    };
+    await withServer(binding, createIdempotency({ store }), [route], async (url) => {
+      await fc.assert(
+        fc.asyncProperty(requestBody, async (payload) => {
+          const recordsBefore = store.size;
+          const callsBefore = calls;
+          const response = await send(url, '/fuzz', {
+            method: 'POST',
+            headers: { authorization: 'Bearer acme/alice', 'idempotency-key': `body-${keys++}`, 'content-type': payload.type },
+            body: payload.text,
+          });
+          expect(response.status).toBeLessThan(500);
+          if (response.status >= 400) {
+            expect(response.headers['content-type']).toBe('application/problem+json');
+            const problem = response.json() as Record<string, unknown>;
+            expect(PROBLEM_CODES.map((code) => `${PROBLEM_TYPE_BASE}${code}`)).toContain(problem.type);
+            expect(problem.status).toBe(response.status);
+            expect(store.size).toBe(recordsBefore);
+            expect(calls).toBe(callsBefore);
+          } else {
+            expect(response.status).toBe(201);
+            expect(store.size).toBe(recordsBefore + 1);
+            expect(calls).toBe(callsBefore + 1);
+          }
+        }),
+        { numRuns: 80 },
       );
     });
   });

@@ -84,4 +84,25 @@ describe.each(bindings)('$name: the Idempotency-Key header', (binding) => {
     expect(store.size).toBe(1);
     expect(ledger.charges).toHaveLength(1);
   });
+
+  it('two fields a proxy joined into one line (k1,k2 bare or quoted) are refused like two lines, with no record', async () => {
+    const store = memoryStore();
+    const ledger = newLedger();
+    const joined: (string | string[])[] = ['k1,k2', 'k1, k2', 'k1 ,k2', '"k1","k2"', '"k1", "k2"', '"k1"\t,k2', ['k1', 'k2']];
+    await withServer(binding, createIdempotency({ store }), [paymentRoute(ledger)], async (url) => {
+      for (const key of joined) {
+        const response = await send(url, '/payments', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer acme/alice', 'idempotency-key': key },
+          body: '{"amount":10}',
+        });
+        const problem = expectProblem(response, 'invalid-idempotency-key', 400);
+        expect(problem.detail).toContain('more than one Idempotency-Key');
+      }
+      expect(store.size).toBe(0);
+      // One sf-string may hold a comma: it is a single field.
+      expect((await postJson(url, '/payments', { amount: 10 }, '"a,b"')).status).toBe(201);
+    });
+    expect(ledger.charges).toHaveLength(1);
+  });
 });

@@ -147,4 +147,44 @@ describe.each(bindings)('$name: a dropped connection', (binding) => {
     });
     expect(ledger.charges).toHaveLength(1);
   });
+
+  it("the handler's context.signal aborts when the client goes away, read before or after the disconnect", async () => {
+    for (const reads of ['before', 'after'] as const) {
+      const gate = deferred();
+      const seen = deferred<boolean>();
+      const route: RouteSpec = {
+        method: 'POST',
+        path: '/watch',
+        options: { operation: 'watch.v1' },
+        async handle({ context }) {
+          if (context.kind === 'unkeyed') throw new Error('unreachable: the route requires a key');
+          const early = reads === 'before' ? context.signal : undefined;
+          await gate.promise;
+          const signal = early ?? context.signal;
+          const aborted = signal.aborted || (await Promise.race([
+            new Promise<boolean>((resolve) => signal.addEventListener('abort', () => resolve(true), { once: true })),
+            new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 2_000)),
+          ]));
+          seen.resolve(aborted);
+          return { status: 201, body: { kind: 'json', value: { aborted } } };
+        },
+      };
+      const store = memoryStore();
+      await withServer(binding, createIdempotency({ store }), [route], async (url) => {
+        const controller = new AbortController();
+        const request = fetch(`${url}/watch`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer acme/alice', 'idempotency-key': `watch-${reads}` },
+          body: '{}',
+          signal: controller.signal,
+        }).catch((error: unknown) => error);
+        while (store.size === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+        controller.abort();
+        await request;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        gate.resolve();
+        expect(await seen.promise).toBe(true);
+      });
+    }
+  });
 });

@@ -1,5 +1,10 @@
 /** Every suite the bench can run, in the order it runs them. */
-export const SUITES = ['jitter', 'engine', 'redis', 'postgres', 'http', 'outbox'] as const;
+export const SUITES = ['jitter', 'engine', 'redis', 'postgres', 'http-fetch', 'http-express', 'http-fastify', 'http-hono', 'outbox'] as const;
+
+/** Names that stand for several suites: `--only=http` runs every HTTP binding's. */
+const GROUPS: Readonly<Record<string, readonly SuiteName[]>> = {
+  http: ['http-fetch', 'http-express', 'http-fastify', 'http-hono'],
+};
 
 /** One suite's name. */
 export type SuiteName = (typeof SUITES)[number];
@@ -36,11 +41,12 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
   const quick = argv.includes('--quick');
   const only = argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length);
   const suites = only
-    ? only.split(',').map((name) => {
+    ? only.split(',').flatMap((name) => {
+        if (GROUPS[name]) return GROUPS[name];
         if (!(SUITES as readonly string[]).includes(name)) {
-          throw new Error(`bench: unknown suite "${name}"; choose from ${SUITES.join(', ')}`);
+          throw new Error(`bench: unknown suite "${name}"; choose from ${[...SUITES, ...Object.keys(GROUPS)].join(', ')}`);
         }
-        return name as SuiteName;
+        return [name as SuiteName];
       })
     : [...SUITES];
   const unknown = argv.filter((arg) => arg !== '--quick' && !arg.startsWith('--only='));

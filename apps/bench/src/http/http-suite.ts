@@ -3,19 +3,33 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { BenchOptions } from '../cli/options.js';
 import { alternate, type Contender } from '../harness/alternating.js';
+import { closedLoop } from '../harness/closed-loop.js';
+import { formatMs, formatRate, formatRatio, markdownTable } from '../harness/markdown.js';
 import type { Report } from '../harness/report.js';
-import { throughputTable } from '../harness/throughput-table.js';
+import { median } from '../harness/stats.js';
 import { ensureBenchDatabase } from '../postgres/bench-database.js';
 import type { PrivateRedis } from '../servers/private-redis.js';
-import { postWithKeys } from './autocannon-run.js';
-import { ROUTES } from './routes.js';
+import { keyFor, postWithKeys } from './autocannon-run.js';
+import { benchEngines, ROUTES, STORES } from './bench-engines.js';
+import type { CpuReport, ServerRequest } from './http-server-main.js';
+import { BENCH_BINDINGS, type BindingName } from './servers/bindings.js';
 
 const CONNECTIONS = 16;
-const LABELS: Record<keyof typeof ROUTES, string> = {
-  plain: 'route alone',
-  memory: 'withIdempotency, memory store',
-  postgres: 'withIdempotency, PostgreSQL store (lease)',
-  redis: 'withIdempotency, Redis store',
+type RouteName = keyof typeof ROUTES;
+const ROUTE_NAMES: readonly RouteName[] = ['plain', ...STORES];
+
+/** How each binding's rows are labelled. */
+const BINDING_LABELS: Record<BindingName, { readonly title: string; readonly wrapped: string }> = {
+  fetch: { title: 'fetch handler on node:http (small fetch adapter)', wrapped: 'withIdempotency' },
+  express: { title: 'Express 5', wrapped: 'expressIdempotency' },
+  fastify: { title: 'Fastify 5', wrapped: 'fastifyIdempotency' },
+  hono: { title: 'Hono 4 on @hono/node-server', wrapped: 'honoIdempotency' },
+};
+
+const STORE_LABELS: Record<(typeof STORES)[number], string> = {
+  memory: 'memory store',
+  redis: 'Redis store',
+  postgres: 'PostgreSQL store (lease)',
 };
 
 async function startServer(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
@@ -34,9 +48,23 @@ async function startServer(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
   return child;
 }
 
+/** The server process's CPU time so far, in µs. */
+async function serverCpu(server: ChildProcess): Promise<number> {
+  const answer = new Promise<number>((resolve) => {
+    const onMessage = (message: CpuReport) => {
+      if (message?.kind !== 'cpu') return;
+      server.off('message', onMessage);
+      resolve(message.micros);
+    };
+    server.on('message', onMessage);
+  });
+  server.send('cpu' satisfies ServerRequest);
+  return answer;
+}
+
 /** Before timing anything: a repeated key must come back as a replay of the first answer on every wrapped route. */
 async function checkReplays(port: number): Promise<void> {
-  for (const route of ['memory', 'postgres', 'redis'] as const) {
+  for (const route of STORES) {
     const key = `check-${Date.now()}-${route}`;
     const post = () =>
       fetch(`http://127.0.0.1:${port}${ROUTES[route]}`, {
@@ -55,28 +83,37 @@ async function checkReplays(port: number): Promise<void> {
 }
 
 /**
- * One route with and without `withIdempotency` (memory, PostgreSQL and Redis stores), loaded by
- * autocannon from this process while the server runs in a child process; 10 % of requests repeat
- * a key sent 45 requests earlier.
+ * One binding: the bare route and the same route behind the binding on the memory, Redis and
+ * PostgreSQL (lease) stores, loaded by autocannon from this process while the server runs in a
+ * child process; 10 % of requests repeat a key sent 45 requests earlier. Besides throughput, the
+ * server's own CPU time per request is read around every run: load generator and server share two
+ * cores, so µs added per request is measured where the work happens, not inferred from req/s.
  */
-export async function runHttpSuite(redis: PrivateRedis, options: BenchOptions, report: Report): Promise<void> {
+export async function runHttpSuite(binding: BindingName, redis: PrivateRedis, options: BenchOptions, report: Report): Promise<void> {
   const port = options.httpPort;
+  const labels = BINDING_LABELS[binding];
+  const label = (route: RouteName) => (route === 'plain' ? 'route alone' : `${labels.wrapped}, ${STORE_LABELS[route]}`);
   const server = await startServer({
+    BENCH_BINDING: binding,
     BENCH_HTTP_PORT: String(port),
     BENCH_REDIS_URL: redis.url,
     BENCH_DATABASE_URL: await ensureBenchDatabase(options.databaseUrl),
-    BENCH_SCHEMA: 'bench_http',
+    BENCH_SCHEMA: `bench_http_${binding}`,
   });
-  const rejected = new Map<string, number[]>();
+  const rejected = new Map<RouteName, number[]>();
+  // Server CPU µs per request, one entry per run (the warm-up first).
+  const cpu = new Map<RouteName, number[]>();
   try {
     await checkReplays(port);
     const prefix = `http${Date.now().toString(36)}`;
-    const contenders: Contender[] = (Object.keys(ROUTES) as (keyof typeof ROUTES)[]).map((route) => {
+    const contenders: Contender[] = ROUTE_NAMES.map((route) => {
       let run = 0;
-      rejected.set(LABELS[route], []);
+      rejected.set(route, []);
+      cpu.set(route, []);
       return {
-        name: LABELS[route],
+        name: label(route),
         async run() {
+          const before = await serverCpu(server);
           const result = await postWithKeys({
             url: `http://127.0.0.1:${port}${ROUTES[route]}`,
             connections: CONNECTIONS,
@@ -85,32 +122,127 @@ export async function runHttpSuite(redis: PrivateRedis, options: BenchOptions, r
             duplicateEvery: 10,
             duplicateLag: 45,
           });
-          rejected.get(LABELS[route])!.push(result.non2xx + result.errors);
+          cpu.get(route)!.push(((await serverCpu(server)) - before) / Math.max(1, result.ops));
+          rejected.get(route)!.push(result.non2xx + result.errors);
           return result;
         },
       };
     });
     const result = await alternate(contenders, options.rounds);
     report.section(
-      `HTTP: one route with and without withIdempotency (autocannon, ${CONNECTIONS} connections, 10 % duplicate keys)`,
+      `HTTP, ${labels.title}: the route with and without ${labels.wrapped} (autocannon, ${CONNECTIONS} connections, 10 % duplicate keys)`,
       [
-        throughputTable(
-          result,
-          contenders.map((c, i) => ({ name: c.name, baseline: i === 0 ? undefined : LABELS.plain })),
-        ),
+        overheadTable(result, cpu, label, 'server CPU µs/request'),
         '',
         `Each run: ${options.httpDurationSec} s of keep-alive POSTs with a JSON body; every 10th request repeats the key of the`,
         'request 45 before it, so it is usually a replay (201 with `Idempotent-Replayed: true`) and occasionally a 409 while that',
-        'first request is still running. Answers other than 2xx, per run (warm-up included): ' +
-          [...rejected].map(([name, counts]) => `${name} ${counts.join('/')}`).join('; ') +
-          '. The server is `node:http` with a small fetch adapter, in a child process; both sides use the same adapter.',
+        'first request is still running. Server CPU is the server process\'s user + system time over the run (`process.cpuUsage`),',
+        'divided by the requests answered; µs added is the same-round difference with the route alone. Answers other than 2xx,',
+        `per run (warm-up included): ${ROUTE_NAMES.map((route) => `${label(route)} ${rejected.get(route)!.join('/')}`).join('; ')}.`,
         'autocannon reports latency in whole milliseconds.',
       ].join('\n'),
     );
   } finally {
     const exited = once(server, 'exit');
-    server.send('stop');
+    server.send('stop' satisfies ServerRequest);
     await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
     if (server.exitCode === null) server.kill('SIGKILL');
+  }
+  await runInjection(binding, redis, options, report, label);
+}
+
+/** Median CPU µs per request and the same-round difference with the route alone, next to throughput and the ratio. */
+function overheadTable(
+  result: Awaited<ReturnType<typeof alternate>>,
+  cpu: ReadonlyMap<RouteName, readonly number[]>,
+  label: (route: RouteName) => string,
+  cpuHeading: string,
+): string {
+  // Rotation changes the order within a round, not which round a run belongs to: run r+1 of each contender is round r.
+  const timed = (route: RouteName) => cpu.get(route)!.slice(1);
+  const plain = result.byName.get(label('plain'))!;
+  const rows = ROUTE_NAMES.map((route) => {
+    const r = result.byName.get(label(route))!;
+    const ratio = median(r.runs.map((run, round) => run.opsPerSec / plain.runs[round]!.opsPerSec));
+    const added = median(timed(route).map((micros, round) => micros - timed('plain')[round]!));
+    return [
+      label(route),
+      formatRate(r.medianOpsPerSec),
+      formatMs(r.medianP50),
+      formatMs(r.medianP99),
+      route === 'plain' ? 'baseline' : formatRatio(ratio),
+      median(timed(route)).toFixed(1),
+      route === 'plain' ? '—' : `+${added.toFixed(1)}`,
+    ];
+  });
+  return markdownTable(
+    ['contender', 'req/s (median)', 'p50 ms', 'p99 ms', '÷ route alone (median of rounds)', cpuHeading, 'µs added per request (median of rounds)'],
+    rows,
+  );
+}
+
+/**
+ * The same four routes with no socket: the framework's own injection (fastify.inject,
+ * light-my-request, `app.request`, a direct call) from 16 concurrent workers in this process, CPU
+ * time per request read around every run. No kernel, no load generator: what is left is the
+ * framework, the binding and the store client.
+ */
+async function runInjection(
+  binding: BindingName,
+  redis: PrivateRedis,
+  options: BenchOptions,
+  report: Report,
+  label: (route: RouteName) => string,
+): Promise<void> {
+  const { engines, close } = await benchEngines({
+    redisUrl: redis.url,
+    databaseUrl: await ensureBenchDatabase(options.databaseUrl),
+    schema: `bench_inject_${binding}`,
+  });
+  try {
+    const app = await BENCH_BINDINGS[binding](engines);
+    const cpu = new Map<RouteName, number[]>();
+    const prefix = `inject${Date.now().toString(36)}`;
+    const body = JSON.stringify({ amount: 1000, currency: 'EUR' });
+    const contenders: Contender[] = ROUTE_NAMES.map((route) => {
+      let run = 0;
+      cpu.set(route, []);
+      return {
+        name: label(route),
+        async run() {
+          const keys = { keyPrefix: `${prefix}-${route}-${run++}`, duplicateEvery: 10, duplicateLag: 45 };
+          const before = process.cpuUsage();
+          const result = await closedLoop({
+            concurrency: CONNECTIONS,
+            durationMs: options.durationMs,
+            operation: async (index) => {
+              const response = await app.inject({
+                path: ROUTES[route],
+                headers: { 'content-type': 'application/json', 'x-tenant': 'bench', 'idempotency-key': `"${keyFor(index, keys)}"` },
+                body,
+              });
+              // A duplicate may land while its first request still runs (409); anything else is a broken route.
+              if (response.status !== 201 && response.status !== 409) throw new Error(`bench: ${label(route)} answered ${response.status}: ${response.body}`);
+            },
+          });
+          const used = process.cpuUsage(before);
+          cpu.get(route)!.push((used.user + used.system) / Math.max(1, result.ops));
+          return result;
+        },
+      };
+    });
+    const result = await alternate(contenders, options.rounds);
+    report.section(
+      `HTTP, ${BINDING_LABELS[binding].title}, in-process injection: CPU per request with and without ${BINDING_LABELS[binding].wrapped}`,
+      [
+        overheadTable(result, cpu, label, 'CPU µs/request (injector included)'),
+        '',
+        `Each run: ${options.durationMs} ms of POSTs from ${CONNECTIONS} concurrent workers through the framework's own injection, in the`,
+        'suite\'s process (no socket, no load generator process); the same key pattern as above. CPU per request includes the',
+        'injection on both sides, so the difference is what the binding, the engine and the store client add.',
+      ].join('\n'),
+    );
+  } finally {
+    await close();
   }
 }

@@ -7,6 +7,19 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 const NEEDS_ESCAPE = /["\\\u0000-\u001f]|[\uD800-\uDFFF]/u;
 
 /**
+ * How deeply arrays and objects may nest by default. Serializing recurses once per level, and Node's
+ * default stack ends somewhere past 2,000 levels: a body nested deeper is refused with a coded error
+ * instead of a RangeError. Real payloads nest a few levels; Jackson and many JSON parsers cap at 1,000.
+ */
+export const DEFAULT_MAX_DEPTH = 512;
+
+/** Options of {@link canonicalize}. */
+export interface CanonicalizeOptions {
+  /** Deepest nesting of arrays and objects accepted (default {@link DEFAULT_MAX_DEPTH}; `[]` is depth 1). */
+  readonly maxDepth?: number;
+}
+
+/**
  * Serializes a JSON value in the RFC 8785 JSON Canonicalization Scheme (JCS): object members sorted
  * by UTF-16 code units, no whitespace, ECMAScript number and string serialization.
  *
@@ -15,10 +28,10 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f]|[\uD800-\uDFFF]/u;
  * unboxed. Everything that has no faithful JSON form throws an {@link OncelyError} with code
  * `invalid_request_payload` instead of being silently dropped: NaN, ±Infinity, BigInt, functions,
  * symbols, `undefined` outside an object property (array holes included), lone surrogates,
- * Map/Set/typed arrays, cycles.
+ * Map/Set/typed arrays, cycles; so does nesting deeper than `maxDepth`.
  */
-export function canonicalize(value: unknown): string {
-  return serialize(value, { ancestors: new Set(), path: [] });
+export function canonicalize(value: unknown, options: CanonicalizeOptions = {}): string {
+  return serialize(value, { ancestors: new Set(), path: [], maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH });
 }
 
 /** State of one traversal: the objects being serialized (to find cycles) and where we are. */
@@ -26,6 +39,18 @@ interface Walk {
   readonly ancestors: Set<object>;
   /** Member names and array indexes from the root; the `$.a[0]` text is built only for an error. */
   readonly path: (string | number)[];
+  readonly maxDepth: number;
+}
+
+/** Enters one more array or object: `path` holds one segment per level below the root. */
+function enter(value: object, walk: Walk): void {
+  if (walk.ancestors.size >= walk.maxDepth) {
+    throw new OncelyError(
+      'invalid_request_payload',
+      `oncely: the request payload nests arrays and objects deeper than ${walk.maxDepth} levels`,
+    );
+  }
+  walk.ancestors.add(value);
 }
 
 function pathText(path: readonly (string | number)[]): string {
@@ -78,7 +103,7 @@ function isPlainObject(value: object): boolean {
 }
 
 function serializeArray(items: readonly unknown[], walk: Walk): string {
-  walk.ancestors.add(items);
+  enter(items, walk);
   let text = '[';
   for (let index = 0; index < items.length; index++) {
     walk.path.push(index);
@@ -90,7 +115,7 @@ function serializeArray(items: readonly unknown[], walk: Walk): string {
 }
 
 function serializeMembers(value: object, walk: Walk): string {
-  walk.ancestors.add(value);
+  enter(value, walk);
   let text = '';
   for (const name of sortedKeys(value)) {
     const member = (value as Record<string, unknown>)[name];

@@ -1,5 +1,5 @@
 import { OncelyError } from '../errors.js';
-import { canonicalize } from './canonicalize.js';
+import { canonicalize, DEFAULT_MAX_DEPTH } from './canonicalize.js';
 import { excludePaths, type FieldPath, omitDefaults, selectPaths } from './field-paths.js';
 import { sha256HexNow } from './sha256.js';
 
@@ -11,6 +11,11 @@ export interface FingerprintOptions {
   readonly exclude?: readonly FieldPath[];
   /** Field path → default value; a field equal to its default counts as omitted. */
   readonly defaults?: Readonly<Record<string, unknown>>;
+  /**
+   * Deepest nesting of arrays and objects in the request (default 512, `[]` is depth 1); a deeper
+   * request is refused with `invalid_request_payload` before it can exhaust the stack.
+   */
+  readonly maxDepth?: number;
 }
 
 /** The request as it enters the fingerprint, after `select`, `exclude` and `defaults`. */
@@ -18,11 +23,16 @@ export function fingerprintInput(operation: string, request: unknown, options: F
   if (typeof operation !== 'string' || operation.length === 0) {
     throw new OncelyError('missing_operation', 'oncely: fingerprint needs an operation name');
   }
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  if (!Number.isInteger(maxDepth) || maxDepth < 1) {
+    throw new OncelyError('invalid_option', `oncely: fingerprint maxDepth must be a positive integer, got ${maxDepth}`);
+  }
   let selected = request;
-  if (options.select) selected = selectPaths(selected, options.select);
-  if (options.exclude) selected = excludePaths(selected, options.exclude);
-  if (options.defaults) selected = omitDefaults(selected, options.defaults);
-  return canonicalize({ operation, request: selected });
+  if (options.select) selected = selectPaths(selected, options.select, maxDepth);
+  if (options.exclude) selected = excludePaths(selected, options.exclude, maxDepth);
+  if (options.defaults) selected = omitDefaults(selected, options.defaults, maxDepth);
+  // One level more for the `{ operation, request }` wrapper.
+  return canonicalize({ operation, request: selected }, { maxDepth: maxDepth + 1 });
 }
 
 /** Internal: {@link fingerprint}, synchronous where Node's hash exists; throws on an invalid payload. */

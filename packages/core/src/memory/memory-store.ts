@@ -19,7 +19,8 @@ interface Entry {
   fence: number;
   token: string;
   leaseExpiresAt: number;
-  response?: StoredResponse;
+  /** The stored response as JSON text: serialized once when saved, parsed for each reader. */
+  response?: string;
   createdAt: number;
   expiresAt: number;
 }
@@ -36,11 +37,9 @@ export interface MemoryStore extends IdempotencyStore {
   readonly size: number;
 }
 
-/** Injective: a JSON array cannot be confused with another, whatever characters the fields hold. */
-const idOf = (scope: Scope) => JSON.stringify([scope.tenant, scope.principal, scope.operation, scope.key]);
-
-/** Stores hold JSON, as every real store does: copies in and out, so callers cannot alias records. */
-const copy = <T>(value: T): T => (value === undefined ? value : JSON.parse(JSON.stringify(value)));
+/** Injective: each field is prefixed with its length, so no field can run into the next. */
+const idOf = (scope: Scope) =>
+  `${scope.tenant.length}:${scope.tenant}${scope.principal.length}:${scope.principal}${scope.operation.length}:${scope.operation}${scope.key}`;
 
 /**
  * The reference store: every operation is one synchronous step on a Map, so it is atomic within one
@@ -68,7 +67,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     fence: entry.fence,
     ...(entry.state === 'in_progress'
       ? { leaseRemainingMs: Math.max(0, entry.leaseExpiresAt - now) }
-      : { response: copy(entry.response) }),
+      : { response: entry.response === undefined ? undefined : (JSON.parse(entry.response) as StoredResponse) }),
     createdAt: new Date(entry.createdAt),
     expiresAt: new Date(entry.expiresAt),
   });
@@ -104,7 +103,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       const entry = owned(input, now);
       if (!entry) return 'fence_lost';
       entry.state = input.state;
-      entry.response = copy(input.response);
+      // Stores hold JSON, as every real store does: callers cannot alias a record.
+      entry.response = JSON.stringify(input.response);
       entry.expiresAt = now + input.retentionMs;
       return 'ok';
     },

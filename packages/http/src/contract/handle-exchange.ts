@@ -1,4 +1,5 @@
 import {
+  type FingerprintOptions,
   type IdempotencyRequest,
   type IdempotentResponse,
   isOncelyError,
@@ -8,14 +9,14 @@ import {
 } from '@oncely/core';
 import type { CapturedResponse } from './captured-response.js';
 import type { HttpReply } from './http-reply.js';
-import { parseIdempotencyKey } from './idempotency-key-header.js';
+import { IDEMPOTENCY_KEY_HEADER, type ParsedKey, parseIdempotencyKey } from './idempotency-key-header.js';
 import type { ContractConfig, IdempotencyContext, ValidationResult } from './options.js';
+import type { ParsedBody } from './parsed-body.js';
 import { problemReply } from './problem.js';
 import { replayReply, toIdempotentResponse } from './replay.js';
-import { parsedBodyFingerprint, requestFingerprint } from './request-fingerprint.js';
+import { fingerprintedRequest, parsedBodyFingerprint } from './request-fingerprint.js';
 
-/** A request body as the binding read it: parsed (object, string, bytes, undefined) or unreadable. */
-export type ParsedBody = { readonly kind: 'parsed'; readonly value: unknown } | { readonly kind: 'malformed'; readonly detail: string };
+export type { ParsedBody } from './parsed-body.js';
 
 /** One request as a binding hands it to the contract. */
 export interface IncomingExchange<Req> {
@@ -28,8 +29,32 @@ export interface IncomingExchange<Req> {
   readonly idempotencyKey: string | readonly string[] | undefined;
   /** Reads the body; called once, after the key has been checked. */
   readonly body: () => Promise<ParsedBody>;
-  /** Aborts when the client goes away. */
-  readonly signal?: AbortSignal;
+  /** Where the signal that aborts when the client goes away is read, only if the handler asks for it. */
+  readonly cancellation?: { readonly signal?: AbortSignal | undefined };
+}
+
+/** The engine's request for one exchange; its `signal` is read from the exchange only when the engine needs it. */
+class ExchangeRequest implements IdempotencyRequest {
+  readonly #cancellation: IncomingExchange<unknown>['cancellation'];
+  readonly maxStoredBytes?: number;
+
+  constructor(
+    readonly tenant: string,
+    readonly principal: string | undefined,
+    readonly operation: string,
+    readonly key: string,
+    readonly request: unknown,
+    readonly fingerprint: FingerprintOptions,
+    cancellation: IncomingExchange<unknown>['cancellation'],
+    maxStoredBytes: number | undefined,
+  ) {
+    this.#cancellation = cancellation;
+    if (maxStoredBytes !== undefined) this.maxStoredBytes = maxStoredBytes;
+  }
+
+  get signal(): AbortSignal | undefined {
+    return this.#cancellation?.signal;
+  }
 }
 
 /**
@@ -38,8 +63,10 @@ export interface IncomingExchange<Req> {
  */
 export type ExchangeOutcome =
   | { readonly kind: 'unkeyed' }
-  | { readonly kind: 'original' }
+  | { readonly kind: 'original'; readonly headers: Readonly<Record<string, string>> }
   | { readonly kind: 'reply'; readonly reply: HttpReply };
+
+const ORIGINAL: ExchangeOutcome = { kind: 'original', headers: {} };
 
 /** Runs the handler and captures its response; called at most once, only after a successful claim. */
 export type Execute = (context: Exclude<IdempotencyContext, { kind: 'unkeyed' }>) => Promise<CapturedResponse>;
@@ -50,16 +77,48 @@ class StreamingRefused extends Error {}
 const reply = (value: HttpReply): ExchangeOutcome => ({ kind: 'reply', reply: value });
 
 /**
+ * The engine's context with its mode added in place. A spread would read every getter, and so build
+ * the AbortController, lease timer and key hash the engine makes only for handlers that ask.
+ */
+function withKind<C extends object, K extends 'lease' | 'transaction'>(context: C, kind: K): C & { readonly kind: K } {
+  (context as { kind?: K }).kind = kind;
+  return context as C & { readonly kind: K };
+}
+
+/**
  * The HTTP contract, once for every binding: key, body, validation, scope, fingerprint, claim through
- * the engine, then replay, conflict or the handler's response; every refusal is problem+json.
+ * the engine, then replay, conflict or the handler's response; every refusal is problem+json. In the
+ * `stripe` profile every answer to a well-formed key carries it back in `Idempotency-Key`, as Stripe's
+ * API does (stripe-node reads it as `lastResponse.idempotencyKey`).
  */
 export async function handleExchange<Req>(
   config: ContractConfig<Req>,
   exchange: IncomingExchange<Req>,
   execute: Execute,
 ): Promise<ExchangeOutcome> {
-  const { profile } = config;
   const key = parseIdempotencyKey(exchange.idempotencyKey);
+  const outcome = await decide(config, exchange, execute, key);
+  return config.profile === 'stripe' && key.kind === 'valid' ? echoKey(outcome, key.key) : outcome;
+}
+
+function echoKey(outcome: ExchangeOutcome, key: string): ExchangeOutcome {
+  switch (outcome.kind) {
+    case 'unkeyed':
+      return outcome;
+    case 'original':
+      return { kind: 'original', headers: { [IDEMPOTENCY_KEY_HEADER]: key } };
+    case 'reply':
+      return reply({ ...outcome.reply, headers: { ...outcome.reply.headers, [IDEMPOTENCY_KEY_HEADER]: key } });
+  }
+}
+
+async function decide<Req>(
+  config: ContractConfig<Req>,
+  exchange: IncomingExchange<Req>,
+  execute: Execute,
+  key: ParsedKey,
+): Promise<ExchangeOutcome> {
+  const { profile } = config;
   if (key.kind === 'invalid') return reply(problemReply('invalid-idempotency-key', profile, key.detail));
   if (key.kind === 'absent' && config.required(exchange.method)) {
     return reply(
@@ -72,25 +131,31 @@ export async function handleExchange<Req>(
   }
   const body = await exchange.body();
   if (body.kind === 'malformed') return reply(problemReply('invalid-request-body', profile, body.detail));
+  if (body.kind === 'too-large') return reply(problemReply('request-body-too-large', profile, body.detail));
+  // Only a keyed request needs a fingerprint: an unkeyed one may carry what no fingerprint stands for.
+  if (body.kind === 'unsupported' && key.kind === 'valid') return reply(problemReply('unsupported-request-body', profile, body.detail));
   const validation = await config.validate?.(exchange.request, body.value);
   if (validation?.kind === 'invalid') return reply(validationProblem(config, validation));
   if (key.kind === 'absent') return { kind: 'unkeyed' };
 
   const caller = await config.scope(exchange.request);
-  const fingerprint = requestFingerprint(exchange.method, exchange.url, await parsedBodyFingerprint(body.value), config);
-  const request: IdempotencyRequest = {
-    tenant: caller.tenant,
-    principal: caller.principal,
-    operation: config.operation(exchange.request),
-    key: key.key,
-    request: fingerprint.request,
-    fingerprint: fingerprint.options,
-    signal: exchange.signal,
-    ...(config.maxStoredBodyBytes === undefined ? {} : { maxStoredBytes: config.maxStoredBodyBytes }),
-  };
+  const operation = config.operation(exchange.request);
+  const fingerprinted = fingerprintedRequest(exchange.method, exchange.url, await parsedBodyFingerprint(body.value));
+  const request = new ExchangeRequest(
+    caller.tenant,
+    caller.principal,
+    operation,
+    key.key,
+    fingerprinted,
+    config.fingerprint,
+    exchange.cancellation,
+    config.maxStoredBodyBytes,
+  );
   let captured: CapturedResponse | undefined;
   const run = async (context: Parameters<Execute>[0]): Promise<IdempotentResponse> => {
+    const started = performance.now();
     captured = await execute(context);
+    config.retryAfter.record(operation, performance.now() - started);
     if (captured.kind === 'streaming') throw new StreamingRefused();
     return toIdempotentResponse(config, captured);
   };
@@ -98,14 +163,14 @@ export async function handleExchange<Req>(
   try {
     result =
       config.mode === 'transaction'
-        ? await config.engine.runInTransaction(request, (context) => run({ kind: 'transaction', ...context }))
-        : await config.engine.run(request, (context) => run({ kind: 'lease', ...context }));
+        ? await config.engine.runInTransaction(request, (context) => run(withKind(context, 'transaction')))
+        : await config.engine.run(request, (context) => run(withKind(context, 'lease')));
   } catch (error) {
     return failure(config, error, captured);
   }
   switch (result.kind) {
     case 'executed':
-      return { kind: 'original' };
+      return ORIGINAL;
     case 'replayed':
       return reply(replayReply(config, result.response));
     case 'in_progress':
@@ -114,7 +179,7 @@ export async function handleExchange<Req>(
           'request-in-progress',
           profile,
           'A request with this Idempotency-Key is still being processed. Retry later with the same key to get its result.',
-          { headers: { 'retry-after': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) } },
+          { headers: { 'retry-after': String(config.retryAfter.seconds(operation, result.retryAfterMs)) } },
         ),
       );
     case 'mismatch':
@@ -156,7 +221,7 @@ function failure<Req>(config: ContractConfig<Req>, error: unknown, captured: Cap
   }
   // Lease mode after the handler ran: the effect happened, so its true response beats a 503 that invites a second run.
   const ran = captured?.kind === 'complete' && config.mode === 'lease';
-  if (ran && (isStorageError(error) || isOncelyError(error, 'lease_lost'))) return { kind: 'original' };
+  if (ran && (isStorageError(error) || isOncelyError(error, 'lease_lost'))) return ORIGINAL;
   if (isStorageError(error)) {
     return reply(
       problemReply(

@@ -11,19 +11,23 @@ export type ParsedKey =
 
 /** Optional whitespace around a field value (RFC 9110 OWS). */
 const SURROUNDING_WHITESPACE = /^[ \t]+|[ \t]+$/g;
+/** What follows a first value when a proxy joined two fields into one line (RFC 9110 §5.3). */
+const LIST_SEPARATOR = /^[ \t]*,/;
+
+const MORE_THAN_ONE: ParsedKey = { kind: 'invalid', detail: 'The request carries more than one Idempotency-Key field.' };
 
 /**
  * Reads an `Idempotency-Key` field value. Accepts the draft's structured-field string
  * (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`, RFC 8941 §3.3.3, with `\"` and `\\` escapes) and a bare
  * token (`8e03978e-...`), then applies core's key rules (1–255 visible ASCII characters). Two fields in
- * one request arrive joined by `, ` and are rejected, as the draft forbids more than one.
+ * one request arrive joined by a comma (`k1, k2`, `k1,k2`, `"k1", "k2"`) and are rejected, as the draft
+ * forbids more than one; hence a bare key cannot hold a comma (a quoted one can: `"a,b"` is one string).
  */
 export function parseIdempotencyKey(value: string | readonly string[] | undefined | null): ParsedKey {
   if (value === undefined || value === null) return { kind: 'absent' };
-  if (typeof value !== 'string') {
-    return { kind: 'invalid', detail: 'The request carries more than one Idempotency-Key field.' };
-  }
+  if (typeof value !== 'string') return MORE_THAN_ONE;
   const trimmed = value.replace(SURROUNDING_WHITESPACE, '');
+  if (!trimmed.startsWith('"') && trimmed.includes(',')) return MORE_THAN_ONE;
   const unquoted: ParsedKey = trimmed.startsWith('"') ? parseSfString(trimmed) : { kind: 'valid', key: trimmed };
   if (unquoted.kind !== 'valid') return unquoted;
   try {
@@ -57,7 +61,9 @@ function parseSfString(text: string): ParsedKey {
       key += next;
       index++;
     } else if (char === '"') {
-      if (index !== text.length - 1) return malformed('nothing may follow the closing quote');
+      if (index !== text.length - 1) {
+        return LIST_SEPARATOR.test(text.slice(index + 1)) ? MORE_THAN_ONE : malformed('nothing may follow the closing quote');
+      }
       return { kind: 'valid', key };
     } else {
       const code = char.charCodeAt(0);

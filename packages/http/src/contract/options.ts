@@ -1,4 +1,6 @@
 import {
+  DEFAULT_MAX_DEPTH,
+  type FingerprintOptions,
   type HandlerContext,
   type Idempotency,
   type IdempotencyStore,
@@ -9,7 +11,8 @@ import {
 import { integerOption, isTransactionalStore } from '@oncely/core/adapter';
 import type { ResponseHeaders } from './http-reply.js';
 import type { Profile } from './problem.js';
-import type { BodyFingerprintOptions } from './request-fingerprint.js';
+import { RetryAfterEstimate } from './retry-after.js';
+import { type BodyFingerprintOptions, bodyFingerprintOptions } from './request-fingerprint.js';
 import type { StoredBody } from './stored-body.js';
 
 /** Who is calling, from the authenticated identity (never from the key). */
@@ -76,6 +79,8 @@ export interface IdempotencyHttpOptions<Req, S extends IdempotencyStore = Idempo
   readonly replayHeaders?: readonly string[];
   /** The id of the created resource, stored for lookups and for the engine's `reference` strategy. */
   readonly resourceId?: (response: ResponseSummary) => string | undefined;
+  /** Deepest nesting of arrays and objects in a body (default 512); a deeper body is a 400 problem, never a stack overflow. */
+  readonly maxBodyDepth?: number;
 }
 
 /**
@@ -109,6 +114,10 @@ export interface ContractConfig<Req> extends BodyFingerprintOptions {
   readonly maxStoredBodyBytes: number | undefined;
   readonly replayHeaders: ReadonlySet<string>;
   readonly resourceId: IdempotencyHttpOptions<Req>['resourceId'];
+  /** Observed durations per operation, for `Retry-After` on a 409. */
+  readonly retryAfter: RetryAfterEstimate;
+  /** Core's fingerprint options, built once from `select`, `exclude` and `defaults`. */
+  readonly fingerprint: FingerprintOptions;
 }
 
 /** Checks options when the route is set up, so a misconfiguration fails at startup, not per request. */
@@ -137,6 +146,8 @@ export function resolveOptions<Req, S extends IdempotencyStore>(options: Idempot
     throw new OncelyError('invalid_option', `oncely/http: profile must be "ietf" or "stripe", got ${String(profile)}`);
   }
   if (maxStoredBodyBytes !== undefined) integerOption('oncely/http: maxStoredBodyBytes', maxStoredBodyBytes, 0);
+  const { maxBodyDepth = DEFAULT_MAX_DEPTH } = options;
+  integerOption('oncely/http: maxBodyDepth', maxBodyDepth);
   return {
     engine: engine as Idempotency<IdempotencyStore>,
     mode,
@@ -151,6 +162,9 @@ export function resolveOptions<Req, S extends IdempotencyStore>(options: Idempot
     maxStoredBodyBytes,
     replayHeaders: new Set((options.replayHeaders ?? DEFAULT_REPLAYED_HEADERS).map((name) => name.toLowerCase())),
     resourceId: options.resourceId,
+    retryAfter: new RetryAfterEstimate(),
+    // The body sits one level inside the fingerprinted `{ method, path, query, body }`.
+    fingerprint: { ...bodyFingerprintOptions(options), maxDepth: maxBodyDepth + 1 },
     select: options.select,
     exclude: options.exclude,
     defaults: options.defaults,

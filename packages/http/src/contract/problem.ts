@@ -12,6 +12,8 @@ export type ProblemCode =
   | 'request-in-progress'
   | 'invalid-request'
   | 'invalid-request-body'
+  | 'unsupported-request-body'
+  | 'request-body-too-large'
   | 'storage-unavailable'
   | 'streaming-response-refused'
   | 'idempotency-key-not-found';
@@ -68,6 +70,18 @@ const PROBLEMS: Readonly<Record<ProblemCode, ProblemDefinition>> = {
     title: 'The request body cannot be read',
     status: 400,
     stripeStatus: 400,
+    stripeType: 'invalid_request_error',
+  },
+  'unsupported-request-body': {
+    title: 'The request body cannot be fingerprinted',
+    status: 415,
+    stripeStatus: 415,
+    stripeType: 'invalid_request_error',
+  },
+  'request-body-too-large': {
+    title: 'The request body is too large',
+    status: 413,
+    stripeStatus: 413,
     stripeType: 'invalid_request_error',
   },
   'storage-unavailable': {

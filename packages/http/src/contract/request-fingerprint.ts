@@ -10,38 +10,50 @@ export interface BodyFingerprintOptions {
   readonly defaults?: Readonly<Record<string, unknown>>;
 }
 
-/** What core fingerprints for one HTTP request, and the options that reach inside its body. */
-export interface RequestFingerprint {
-  readonly request: unknown;
-  readonly options: FingerprintOptions;
-}
-
 /** Parts of the request outside the body that always enter the fingerprint. */
 const TARGET_FIELDS = ['method', 'path', 'query'] as const;
 
 const inBody = (path: FieldPath): readonly string[] => ['body', ...(typeof path === 'string' ? path.split('.') : path)];
 
 /**
- * The fingerprinted request: `{ method, path, query, body }`. Method, path and query always count
- * (the same key sent to `/orders/1` and `/orders/2` is not a retry); `select`, `exclude` and
- * `defaults` apply inside the parsed body.
+ * A request target that URL parsing leaves as it is: a path of unreserved characters and slashes
+ * (no dot segments, no `//` authority), and a query with nothing to percent-encode. Anything else
+ * goes through `URL`, so both ways give the same path and query.
  */
-export function requestFingerprint(
-  method: string,
-  url: string,
-  body: unknown,
-  options: BodyFingerprintOptions,
-): RequestFingerprint {
-  const parsed = new URL(url, 'http://localhost');
-  const query = searchParamsObject(parsed.searchParams);
-  const request = { method: method.toUpperCase(), path: parsed.pathname, query, body };
+const PLAIN_TARGET = /^(\/(?!\/)[A-Za-z0-9\-_~/]*)(?:\?([A-Za-z0-9\-_.~=&%+]*))?$/;
+
+/** The path and query parameters of a request target (`/path?query`), as the WHATWG URL parser reads them after an origin. */
+export function targetParts(url: string): { readonly path: string; readonly query: Record<string, string | string[]> | undefined } {
+  const plain = PLAIN_TARGET.exec(url);
+  if (plain) return { path: plain[1]!, query: plain[2] ? searchParamsObject(new URLSearchParams(plain[2])) : undefined };
+  // An origin-form target is appended to an origin, so `//x` stays a path instead of naming a host.
+  let parsed: URL;
+  try {
+    parsed = new URL(url.startsWith('/') ? `http://localhost${url}` : url, 'http://localhost');
+  } catch {
+    return { path: url, query: undefined };
+  }
+  return { path: parsed.pathname, query: searchParamsObject(parsed.searchParams) };
+}
+
+/**
+ * The fingerprinted request: `{ method, path, query, body }`. Method, path and query always count
+ * (the same key sent to `/orders/1` and `/orders/2` is not a retry).
+ */
+export function fingerprintedRequest(method: string, url: string, body: unknown): unknown {
+  const { path, query } = targetParts(url);
+  return { method: method.toUpperCase(), path, query, body };
+}
+
+/** Core's fingerprint options for a route: `select`, `exclude` and `defaults` apply inside the parsed body. */
+export function bodyFingerprintOptions(options: BodyFingerprintOptions): FingerprintOptions {
   const fingerprint: { -readonly [K in keyof FingerprintOptions]: FingerprintOptions[K] } = {};
   if (options.select) fingerprint.select = [...TARGET_FIELDS, ...options.select.map(inBody)];
   if (options.exclude) fingerprint.exclude = options.exclude.map(inBody);
   if (options.defaults) {
     fingerprint.defaults = Object.fromEntries(Object.entries(options.defaults).map(([path, value]) => [`body.${path}`, value]));
   }
-  return { request, options: fingerprint };
+  return fingerprint;
 }
 
 /** Query parameters as an object; a repeated name becomes an array; empty → undefined (omitted). */

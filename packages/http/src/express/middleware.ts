@@ -3,9 +3,9 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { handleExchange } from '../contract/handle-exchange.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../contract/idempotency-key-header.js';
 import { type IdempotencyContext, type IdempotencyHttpOptions, resolveOptions } from '../contract/options.js';
-import { parsedBody } from '../contract/parsed-body.js';
-import { closeSignal } from '../node/close-signal.js';
+import { CloseSignal } from '../node/close-signal.js';
 import { captureResponse, type ResponseCapture } from './capture-response.js';
+import { readExpressBody } from './read-body.js';
 import { restoreHeaderNames, writeReply } from './write-reply.js';
 
 /** Options of {@link expressIdempotency}: `scope`, `operation` and `validate` receive Express's `req`. */
@@ -26,18 +26,20 @@ export function expressIdempotencyContext<Tx = unknown>(req: Request): Idempoten
 }
 
 /**
- * Express middleware for one route: put it after the body parser and before the handler. The
- * handler's response (`res.status/json/send/write/end`, headers included) is held until the outcome
- * is recorded, then sent; retries replay it.
+ * Express middleware for one route, before the handler. It reads the body itself when no parser
+ * did (JSON, form fields, text or bytes, left in `req.body`), so a malformed body is a problem+json
+ * answer; after a parser of your own it uses `req.body`. The handler's response
+ * (`res.status/json/send/write/end`, headers included) is held until the outcome is recorded, then
+ * sent; retries replay it.
  *
  * ```ts
- * app.post('/payments', express.json(), expressIdempotency({ engine, operation: 'payments.create.v1', scope }), createPayment);
+ * app.post('/payments', expressIdempotency({ engine, operation: 'payments.create.v1', scope }), createPayment);
  * ```
  */
 export function expressIdempotency<S extends IdempotencyStore>(options: ExpressIdempotencyOptions<S>): RequestHandler {
   const config = resolveOptions(options);
   return (req: Request, res: Response, next: NextFunction) => {
-    const signal = closeSignal(res);
+    const cancellation = new CloseSignal(res);
     let capture: ResponseCapture | undefined;
     let headerNames: ReadonlySet<string> = new Set();
     handleExchange(
@@ -47,8 +49,8 @@ export function expressIdempotency<S extends IdempotencyStore>(options: ExpressI
         method: req.method,
         url: req.originalUrl,
         idempotencyKey: req.headers[IDEMPOTENCY_KEY_HEADER],
-        body: () => parsedBody(req.body),
-        signal,
+        body: () => readExpressBody(req),
+        cancellation,
       },
       (context) => {
         contexts.set(req, context as IdempotencyContext<TransactionOf<S>>);
@@ -67,6 +69,7 @@ export function expressIdempotency<S extends IdempotencyStore>(options: ExpressI
             next();
             return;
           case 'original':
+            for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
             capture!.sendOriginal();
             return;
           case 'reply':
@@ -77,7 +80,7 @@ export function expressIdempotency<S extends IdempotencyStore>(options: ExpressI
       },
       (error: unknown) => {
         capture?.restore();
-        if (signal.aborted) return;
+        if (res.closed && !res.writableFinished) return;
         if (capture) restoreHeaderNames(res, headerNames);
         next(error);
       },

@@ -1,11 +1,13 @@
 import { type IdempotencyStore, OncelyError } from '@oncely/core';
 import type {
+  FastifyError,
   FastifyPluginCallback,
   FastifyReply,
   FastifyRequest,
   onSendAsyncHookHandler,
   preHandlerAsyncHookHandler,
 } from 'fastify';
+import { bodyRefusalReply } from '../contract/body-errors.js';
 import { type CapturedResponse, isEventStream, normalizeHeaders } from '../contract/captured-response.js';
 import { type ExchangeOutcome, handleExchange } from '../contract/handle-exchange.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../contract/idempotency-key-header.js';
@@ -15,8 +17,10 @@ import {
   type IdempotencyHttpOptions,
   resolveOptions,
 } from '../contract/options.js';
-import { parsedBody } from '../contract/parsed-body.js';
-import { closeSignal } from '../node/close-signal.js';
+import { frameworkBody } from '../contract/parsed-body.js';
+import { problemReply } from '../contract/problem.js';
+import type { HttpReply } from '../contract/http-reply.js';
+import { CloseSignal } from '../node/close-signal.js';
 import { payloadBytes } from './payload-bytes.js';
 import { restoreHeaderNames, sendReply, toBuffer } from './send-reply.js';
 
@@ -72,8 +76,9 @@ function preHandlerFor(config: ContractConfig<FastifyRequest>): preHandlerAsyncH
         method: request.method,
         url: request.url,
         idempotencyKey: request.headers[IDEMPOTENCY_KEY_HEADER],
-        body: () => parsedBody(request.body),
-        signal: closeSignal(reply.raw),
+        // Fastify parses a body or refuses it itself (415), and ignores one on GET and HEAD: what it left is the body.
+        body: async () => frameworkBody(request.body, request.headers['content-type'], false),
+        cancellation: new CloseSignal(reply.raw),
       },
       (context) => {
         contexts.set(request, context);
@@ -116,7 +121,9 @@ const onSend: onSendAsyncHookHandler<unknown> = async (request, reply, payload) 
     reply.code(outcome.reply.status).headers(outcome.reply.headers);
     return outcome.reply.body === undefined ? null : toBuffer(outcome.reply.body);
   }
-  return toBuffer(body ?? new Uint8Array());
+  if (outcome.kind === 'original') reply.headers(outcome.headers);
+  // A string or Buffer goes on as it came (Node writes a string with the headers in one call); a stream was read whole.
+  return typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : toBuffer(body ?? new Uint8Array());
 };
 
 /**
@@ -137,12 +144,43 @@ export const fastifyIdempotency: FastifyPluginCallback<FastifyIdempotencyOptions
       const config = resolveOptions({ ...options, ...routeOptions } as IdempotencyHttpOptions<FastifyRequest>);
       route.preHandler = [...hooks(route.preHandler), preHandlerFor(config)] as typeof route.preHandler;
       route.onSend = [...hooks(route.onSend), onSend] as typeof route.onSend;
+      route.errorHandler = errorHandlerFor(config, route.errorHandler as RouteErrorHandler | undefined) as typeof route.errorHandler;
     });
     done();
   },
   // What fastify-plugin sets: hooks apply to the registering instance, not to a child context.
   { [Symbol.for('skip-override')]: true, [Symbol.for('fastify.display-name')]: '@oncely/http/fastify' },
 );
+
+/**
+ * The problem for an error Fastify raised before the route's idempotency ran: its body parser
+ * (malformed JSON, an unknown content type, a body over `bodyLimit`) or its schema validation.
+ * Anything else (an onRequest hook's 401, a handler's error) is not the contract's to answer.
+ */
+function refusalBeforeClaim(config: ContractConfig<FastifyRequest>, error: FastifyError): HttpReply | undefined {
+  if (typeof error.code === 'string' && error.code.startsWith('FST_ERR_CTP_')) {
+    const refusal = error.statusCode === 413 ? 'too-large' : error.statusCode === 415 ? 'unsupported' : 'malformed';
+    return bodyRefusalReply(refusal, config.profile, `${error.message}.`);
+  }
+  if (Array.isArray(error.validation)) {
+    const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+    return problemReply('invalid-request', config.profile, error.message, { status, members: { errors: error.validation } });
+  }
+  return undefined;
+}
+
+type RouteErrorHandler = (this: unknown, error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown;
+
+/** The route's error handler: refusals before the claim become problems, the rest go where they went. */
+function errorHandlerFor(config: ContractConfig<FastifyRequest>, previous: RouteErrorHandler | undefined): RouteErrorHandler {
+  return function idempotencyErrorHandler(this: unknown, error, request, reply) {
+    const refusal = contexts.has(request) ? undefined : refusalBeforeClaim(config, error);
+    if (refusal) return sendReply(reply, refusal);
+    if (previous) return previous.call(this, error, request, reply);
+    // Thrown from a route's error handler, the error goes on to the instance's.
+    throw error;
+  };
+}
 
 function hooks<T>(value: T | readonly T[] | undefined): readonly T[] {
   if (value === undefined) return [];

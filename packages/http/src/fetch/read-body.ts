@@ -1,20 +1,30 @@
-import type { ParsedBody } from '../contract/handle-exchange.js';
+import { type ParsedBody, refusedMediaType } from '../contract/parsed-body.js';
+import { bufferBody } from './buffered-request.js';
 import { searchParamsObject } from '../contract/request-fingerprint.js';
 import { decodeUtf8, mediaType, parseJson } from '../contract/stored-body.js';
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 
 /**
- * Reads a fetch request's body from a clone (the handler still gets the original): JSON as a value,
- * form data as an object, text as a string, anything else as bytes. Unreadable JSON is `malformed`.
+ * Reads a fetch request's body and hands it back to the same request (see {@link bufferBody}): JSON
+ * as a value, form data as an object, text as a string, anything else as bytes. Unreadable JSON is
+ * `malformed`.
  */
 export async function readFetchBody(request: Request): Promise<ParsedBody> {
   if (request.body === null) return { kind: 'parsed', value: undefined };
-  const bytes = new Uint8Array(await request.clone().arrayBuffer());
+  if (request.bodyUsed) return { kind: 'malformed', detail: 'The request body was read before the idempotency wrapper could read it.' };
+  return parseBodyBytes(await bufferBody(request), request.headers.get('content-type') ?? undefined);
+}
+
+/** A body's bytes as the contract fingerprints them, by their declared content type; `onText` sees the text decoded on the way. */
+export function parseBodyBytes(bytes: Uint8Array, contentType: string | undefined, onText?: (text: string) => void): ParsedBody {
+  const refused = refusedMediaType(contentType);
+  if (refused) return refused;
   if (bytes.length === 0) return { kind: 'parsed', value: undefined };
-  const type = mediaType(request.headers.get('content-type') ?? undefined);
+  const type = mediaType(contentType);
   if (JSON_MEDIA_TYPE.test(type)) {
     const text = decodeUtf8(bytes);
+    if (text !== undefined) onText?.(text);
     const json = text === undefined ? undefined : parseJson(text);
     return json?.kind === 'parsed'
       ? { kind: 'parsed', value: json.value }
@@ -23,6 +33,7 @@ export async function readFetchBody(request: Request): Promise<ParsedBody> {
   if (type === 'application/x-www-form-urlencoded' || type.startsWith('text/')) {
     const text = decodeUtf8(bytes);
     if (text !== undefined) {
+      onText?.(text);
       return {
         kind: 'parsed',
         value: type.startsWith('text/') ? text : (searchParamsObject(new URLSearchParams(text)) ?? {}),

@@ -1,24 +1,30 @@
 import type { IdempotencyStore, TransactionOf } from '@oncely/core';
-import { isEventStream } from '../contract/captured-response.js';
 import { handleExchange } from '../contract/handle-exchange.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../contract/idempotency-key-header.js';
 import { type IdempotencyContext, type IdempotencyHttpOptions, resolveOptions } from '../contract/options.js';
+import { captureFetchResponse, type FetchCapture } from './capture-response.js';
 import { readFetchBody } from './read-body.js';
-import { bytesResponse, headersRecord, toResponse } from './to-response.js';
-
-/** A fetch-standard handler behind {@link withIdempotency}; `context` carries the claim (and `tx`). */
-export type IdempotentFetchHandler<Tx = unknown> = (
-  request: Request,
-  context: IdempotencyContext<Tx>,
-) => Response | Promise<Response>;
-
-/** Options of {@link withIdempotency}: `scope`, `operation` and `validate` receive the fetch `Request`. */
-export type WithIdempotencyOptions<S extends IdempotencyStore = IdempotencyStore> = IdempotencyHttpOptions<Request, S>;
+import { toResponse } from './to-response.js';
 
 /**
- * Wraps a fetch-standard handler `(Request) => Promise<Response>` (Hono, Next.js route handlers, Bun,
- * Deno, Node with a fetch adapter) in the Idempotency-Key contract: the first request with a key runs
- * the handler once and stores its response; retries replay it with `Idempotent-Replayed: true`.
+ * A fetch-standard handler behind {@link withIdempotency}; `context` carries the claim (and `tx`).
+ * Whatever the platform passes after the request (Next.js's `{ params }`) follows the context.
+ */
+export type IdempotentFetchHandler<Tx = unknown, R extends Request = Request, Extra extends unknown[] = []> = (
+  request: R,
+  context: IdempotencyContext<Tx>,
+  ...extra: Extra
+) => Response | Promise<Response>;
+
+/** Options of {@link withIdempotency}: `scope`, `operation` and `validate` receive the request (a `NextRequest` in Next.js). */
+export type WithIdempotencyOptions<S extends IdempotencyStore = IdempotencyStore, R extends Request = Request> = IdempotencyHttpOptions<R, S>;
+
+/**
+ * Wraps a fetch-standard handler `(Request) => Promise<Response>` (Next.js route handlers, Bun,
+ * Deno, Cloudflare Workers, Node with a fetch adapter) in the Idempotency-Key contract: the first
+ * request with a key runs the handler once and stores its response; retries replay it with
+ * `Idempotent-Replayed: true`. The handler gets the very request object it was called with (a
+ * `NextRequest` stays one; the body is read from a clone) and any further arguments after the context.
  *
  * ```ts
  * export const POST = withIdempotency(createPayment, {
@@ -26,13 +32,13 @@ export type WithIdempotencyOptions<S extends IdempotencyStore = IdempotencyStore
  * });
  * ```
  */
-export function withIdempotency<S extends IdempotencyStore>(
-  handler: IdempotentFetchHandler<TransactionOf<S>>,
-  options: WithIdempotencyOptions<S>,
-): (request: Request) => Promise<Response> {
+export function withIdempotency<S extends IdempotencyStore, R extends Request = Request, Extra extends unknown[] = []>(
+  handler: IdempotentFetchHandler<TransactionOf<S>, R, Extra>,
+  options: WithIdempotencyOptions<S, R>,
+): (request: R, ...extra: Extra) => Promise<Response> {
   const config = resolveOptions(options);
-  return async (request) => {
-    let original: { readonly response: Response; readonly body: Uint8Array } | undefined;
+  return async (request, ...extra) => {
+    let capture: FetchCapture | undefined;
     const outcome = await handleExchange(
       config,
       {
@@ -41,32 +47,31 @@ export function withIdempotency<S extends IdempotencyStore>(
         url: pathAndQuery(request.url),
         idempotencyKey: request.headers.get(IDEMPOTENCY_KEY_HEADER) ?? undefined,
         body: () => readFetchBody(request),
-        signal: request.signal,
+        cancellation: request,
       },
       async (context) => {
-        const response = await handler(request, context as IdempotencyContext<TransactionOf<S>>);
-        const headers = headersRecord(response.headers);
-        if (isEventStream(response.headers.get('content-type'))) {
-          await response.body?.cancel();
-          return { kind: 'streaming', status: response.status, headers };
-        }
-        const body = new Uint8Array(await response.arrayBuffer());
-        original = { response, body };
-        return { kind: 'complete', status: response.status, headers, body };
+        capture = await captureFetchResponse(await handler(request, context as IdempotencyContext<TransactionOf<S>>, ...extra));
+        return capture.captured;
       },
     );
     switch (outcome.kind) {
       case 'unkeyed':
-        return handler(request, { kind: 'unkeyed' });
+        return handler(request, { kind: 'unkeyed' }, ...extra);
       case 'original':
-        return bytesResponse(original!.response.status, original!.response.headers, original!.body, original!.response.statusText);
+        return capture!.original(outcome.headers);
       case 'reply':
         return toResponse(outcome.reply);
     }
   };
 }
 
-function pathAndQuery(url: string): string {
-  const parsed = new URL(url);
-  return parsed.pathname + parsed.search;
+/**
+ * Path and query of a request's URL. `Request.url` is already serialized by the URL parser (nothing
+ * left to normalize), so they run from the first slash after the host to a fragment, if any.
+ */
+export function pathAndQuery(url: string): string {
+  const slash = url.indexOf('/', url.indexOf('//') + 2);
+  if (slash < 0) return '/';
+  const hash = url.indexOf('#', slash);
+  return hash < 0 ? url.slice(slash) : url.slice(slash, hash);
 }

@@ -14,12 +14,26 @@ describe('parseIdempotencyKey', () => {
     expect(parseIdempotencyKey(undefined)).toEqual({ kind: 'absent' });
   });
 
-  it('every valid key survives sf-string serialization, and as a bare token unless it starts with a quote', () => {
+  it('every valid key survives sf-string serialization, and as a bare token unless it starts with a quote or holds a comma', () => {
     fc.assert(
       fc.property(visibleAscii, (key) => {
         expect(parseIdempotencyKey(sfString(key))).toEqual({ kind: 'valid', key });
         expect(parseIdempotencyKey(` ${sfString(key)}\t`)).toEqual({ kind: 'valid', key });
-        if (!key.startsWith('"')) expect(parseIdempotencyKey(key)).toEqual({ kind: 'valid', key });
+        if (!key.startsWith('"') && !key.includes(',')) expect(parseIdempotencyKey(key)).toEqual({ kind: 'valid', key });
+      }),
+    );
+  });
+
+  it('two keys joined by a comma, as a proxy joins two fields, are refused in every form', () => {
+    const token = visibleAscii.filter((key) => !key.startsWith('"') && !key.includes(','));
+    const ows = fc.constantFrom('', ' ', '\t', ' \t ');
+    fc.assert(
+      fc.property(token, token, ows, ows, fc.boolean(), (first, second, before, after, quoted) => {
+        const field = (key: string) => (quoted ? sfString(key) : key);
+        expect(parseIdempotencyKey(`${field(first)}${before},${after}${field(second)}`)).toEqual({
+          kind: 'invalid',
+          detail: 'The request carries more than one Idempotency-Key field.',
+        });
       }),
     );
   });

@@ -2,8 +2,10 @@ import { Readable } from 'node:stream';
 import type { Idempotency, IdempotencyStore } from '@oncely/core';
 import express, { type Request as ExpressRequest, type Response as ExpressResponse } from 'express';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import { type Context, Hono } from 'hono';
 import { expressIdempotency, expressIdempotencyContext, expressKeyLookup } from '../../src/express.js';
 import { fastifyIdempotency, fastifyIdempotencyContext, fastifyKeyLookup } from '../../src/fastify.js';
+import { honoIdempotency, honoIdempotencyContext, honoKeyLookup } from '../../src/hono.js';
 import {
   type CallerScope,
   type IdempotencyContext,
@@ -13,7 +15,7 @@ import {
   withIdempotency,
 } from '../../src/index.js';
 import { serveFetch } from './fetch-bridge.js';
-import { listen, type TestServer } from './listen.js';
+import { listen, serveNodeFetch, type TestServer } from './listen.js';
 
 /** A response described once and written by each binding in its own idiom. */
 export type NeutralBody =
@@ -57,7 +59,7 @@ export interface LookupSpec {
 
 /** One HTTP binding under test. */
 export interface Binding {
-  readonly name: 'fetch' | 'express' | 'fastify';
+  readonly name: 'fetch' | 'express' | 'fastify' | 'hono';
   serve(engine: Idempotency<IdempotencyStore>, routes: readonly RouteSpec[], lookup?: LookupSpec): Promise<TestServer>;
 }
 
@@ -85,10 +87,21 @@ function optionsFor<Req>(
   };
 }
 
+/** Form fields by name, a repeated name as an array. */
+function formFields(text: string): Record<string, string | string[]> {
+  const fields: Record<string, string | string[]> = Object.create(null);
+  for (const [name, value] of new URLSearchParams(text)) {
+    const existing = fields[name];
+    fields[name] = existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
+  }
+  return fields;
+}
+
 async function fetchBody(request: Request): Promise<unknown> {
   const type = request.headers.get('content-type') ?? '';
   if (request.body === null) return undefined;
   if (type.includes('json')) return request.json();
+  if (type.startsWith('application/x-www-form-urlencoded')) return formFields(await request.text());
   if (type.startsWith('text/')) return request.text();
   return new Uint8Array(await request.arrayBuffer());
 }
@@ -186,11 +199,9 @@ const expressBinding: Binding = {
     }
     for (const route of routes) {
       const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+      // No body parser: expressIdempotency reads JSON, form fields, text and bytes itself.
       app[method](
         route.path,
-        express.json({ strict: false, type: ['application/json', 'application/*+json'] }),
-        express.text({ type: 'text/*' }),
-        express.raw({ type: 'application/octet-stream' }),
         expressIdempotency(
           optionsFor<ExpressRequest>(engine, route, (req) => req.headers.authorization),
         ),
@@ -235,6 +246,10 @@ const fastifyBinding: Binding = {
       app.get(`${LOOKUP_PREFIX}:key`, fastifyKeyLookup({ engine, operations: lookup.operations, scope: (request) => callerFrom(request.headers.authorization) }));
     }
     app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    // What @fastify/formbody does: fields by name, a repeated name as an array.
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
+      done(null, formFields(body as string)),
+    );
     await app.register(fastifyIdempotency, {
       engine,
       scope: (request: FastifyRequest) => callerFrom(request.headers.authorization),
@@ -257,8 +272,39 @@ const fastifyBinding: Binding = {
   },
 };
 
-/** Every binding: each behaviour test runs through all three over real HTTP. */
-export const bindings: readonly Binding[] = [fetchBinding, expressBinding, fastifyBinding];
+async function honoBody(c: Context): Promise<unknown> {
+  const type = c.req.header('content-type') ?? '';
+  if (c.req.raw.body === null) return undefined;
+  if (type.includes('json')) return c.req.json();
+  if (type.startsWith('application/x-www-form-urlencoded')) return formFields(await c.req.text());
+  if (type.startsWith('text/')) return c.req.text();
+  return new Uint8Array(await c.req.arrayBuffer());
+}
+
+const honoBinding: Binding = {
+  name: 'hono',
+  serve(engine, routes, lookup) {
+    const app = new Hono();
+    if (lookup) {
+      app.get(`${LOOKUP_PREFIX}:key`, honoKeyLookup({ engine, operations: lookup.operations, scope: (c) => callerFrom(c.req.header('authorization')) }));
+    }
+    for (const route of routes) {
+      app.on(
+        route.method,
+        route.path,
+        honoIdempotency(optionsFor<Context>(engine, route, (c) => c.req.header('authorization'))),
+        async (c) => {
+          const caller = callerFrom(c.req.header('authorization'));
+          return toFetchResponse(await route.handle({ body: await honoBody(c), caller, context: honoIdempotencyContext(c) }));
+        },
+      );
+    }
+    return serveNodeFetch(app.fetch);
+  },
+};
+
+/** Every binding: each behaviour test runs through all four over real HTTP. */
+export const bindings: readonly Binding[] = [fetchBinding, expressBinding, fastifyBinding, honoBinding];
 
 /** Starts a server, runs `body`, always closes the server. */
 export async function withServer<T>(

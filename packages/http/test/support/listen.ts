@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
 
 /** A server listening on a loopback port. */
 export interface TestServer {
@@ -18,6 +19,22 @@ export function listen(server: Server): Promise<TestServer> {
         close: () =>
           new Promise<void>((done) => {
             server.closeAllConnections();
+            server.close(() => done());
+          }),
+      });
+    });
+  });
+}
+
+/** Serves a fetch handler through `@hono/node-server`, the adapter Hono apps run on in Node. */
+export function serveNodeFetch(fetch: (request: Request) => Response | Promise<Response>): Promise<TestServer> {
+  return new Promise((resolve) => {
+    const server = serve({ fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
+      resolve({
+        url: `http://127.0.0.1:${info.port}`,
+        close: () =>
+          new Promise<void>((done) => {
+            (server as Server).closeAllConnections();
             server.close(() => done());
           }),
       });

@@ -1,0 +1,67 @@
+import { createIdempotency, type Idempotency, type IdempotencyStore, memoryStore } from '@oncely/core';
+import { migrate, postgresStore } from '@oncely/postgres';
+import { redisStore } from '@oncely/redis';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+
+/** The stores every binding is measured on, in the order the tables list them. */
+export const STORES = ['memory', 'redis', 'postgres'] as const;
+
+/** One of {@link STORES}. */
+export type StoreName = (typeof STORES)[number];
+
+/** Paths every bench server offers: the bare route, then the same route with oncely per store. */
+export const ROUTES = {
+  plain: '/payments',
+  memory: '/payments/memory',
+  redis: '/payments/redis',
+  postgres: '/payments/postgres',
+} as const satisfies Record<'plain' | StoreName, string>;
+
+/** The operation name every idempotent route uses. */
+export const OPERATION = 'payments.create.v1';
+
+/** Where the stores live. */
+export interface RouteBackends {
+  readonly redisUrl: string;
+  readonly databaseUrl: string;
+  /** Schema of the Postgres store's table; recreated at startup. */
+  readonly schema: string;
+}
+
+/** The payment the load generator posts, and what every route answers with it. */
+export interface PaymentInput {
+  readonly amount: number;
+  readonly currency: string;
+}
+
+/** What the route under test does: no I/O of its own, a fresh id per payment. */
+export function createPayment(input: PaymentInput): { id: string; amount: number; currency: string } {
+  return { id: `pay_${crypto.randomUUID()}`, amount: input.amount, currency: input.currency };
+}
+
+/** The caller's tenant, as every bench route reads it (a stand-in for authentication). */
+export const tenantOf = (header: string | string[] | null | undefined): { tenant: string } => ({
+  tenant: typeof header === 'string' ? header : 'bench',
+});
+
+/** One engine per store (PostgreSQL in lease mode) and a function that closes their connections. */
+export async function benchEngines(
+  backends: RouteBackends,
+): Promise<{ engines: Record<StoreName, Idempotency<IdempotencyStore>>; close(): Promise<void> }> {
+  const redis = new Redis(backends.redisUrl);
+  const pool = new pg.Pool({ connectionString: backends.databaseUrl, max: 16 });
+  await pool.query(`DROP SCHEMA IF EXISTS ${backends.schema} CASCADE`);
+  await migrate(pool, { schema: backends.schema });
+  return {
+    engines: {
+      memory: createIdempotency({ store: memoryStore() }),
+      redis: createIdempotency({ store: redisStore({ client: redis, prefix: `${backends.schema}:` }) }),
+      postgres: createIdempotency({ store: postgresStore({ db: pool, schema: backends.schema }) }),
+    },
+    async close() {
+      redis.disconnect();
+      await pool.end();
+    },
+  };
+}

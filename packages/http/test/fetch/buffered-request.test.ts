@@ -1,0 +1,64 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { bufferBody } from '../../src/fetch/buffered-request.js';
+
+const request = (body: string, type = 'text/plain; charset=utf-8') =>
+  new Request('http://localhost/payments', { method: 'POST', headers: { 'content-type': type }, body });
+
+describe('bufferBody', () => {
+  it('gives the same request its body back for any one reader, then refuses a second read as the Fetch standard does', async () => {
+    const readers = ['text', 'json', 'arrayBuffer', 'bytes', 'blob', 'stream'] as const;
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue(), fc.constantFrom(...readers), async (value, reader) => {
+        const text = JSON.stringify(value) ?? 'null';
+        const original = request(text, 'application/json');
+        const read = await bufferBody(original);
+        expect(new TextDecoder().decode(read)).toBe(text);
+        expect(original.bodyUsed).toBe(false);
+        const decode = (bytes: ArrayBuffer | Uint8Array) => new TextDecoder().decode(bytes);
+        const got =
+          reader === 'text'
+            ? await original.text()
+            : reader === 'json'
+              ? JSON.stringify(await original.json())
+              : reader === 'arrayBuffer'
+                ? decode(await original.arrayBuffer())
+                : reader === 'bytes'
+                  ? decode(await (original as Request & { bytes(): Promise<Uint8Array> }).bytes())
+                  : reader === 'blob'
+                    ? await (await original.blob()).text()
+                    : await new Response(original.body).text();
+        expect(reader === 'json' ? JSON.parse(got) : got).toEqual(reader === 'json' ? JSON.parse(text) : text);
+        expect(original.bodyUsed).toBe(true);
+        await expect(original.text()).rejects.toThrow(TypeError);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('keeps the request object and its other members: headers, url, method, signal, and its class', async () => {
+    class PlatformRequest extends Request {
+      get platform() {
+        return 'edge';
+      }
+    }
+    const original = new PlatformRequest('http://localhost/payments?x=1', { method: 'PUT', headers: { 'x-a': '1' }, body: 'a=1&a=2' });
+    await bufferBody(original);
+    expect(original).toBeInstanceOf(PlatformRequest);
+    expect(original.platform).toBe('edge');
+    expect(original.url).toBe('http://localhost/payments?x=1');
+    expect(original.method).toBe('PUT');
+    expect(original.headers.get('x-a')).toBe('1');
+    const copy = original.clone();
+    expect(await copy.text()).toBe('a=1&a=2');
+    expect(await original.text()).toBe('a=1&a=2');
+  });
+
+  it('reads form data with the request content type', async () => {
+    const original = request('amount=10&currency=eur', 'application/x-www-form-urlencoded');
+    await bufferBody(original);
+    const form = await original.formData();
+    expect(form.get('amount')).toBe('10');
+    expect(form.get('currency')).toBe('eur');
+  });
+});
