@@ -29,8 +29,8 @@ export function storeLeaseTests<S extends IdempotencyStore>(runner: TestRunner, 
       async (store) => {
         const scope = scopeOf(uniqueKey('takeover'));
         const other = scopeOf(uniqueKey('lapsed-mismatch'));
-        // Retention outlives the lease by two margins: long enough to take over, short enough to outwait.
-        await store.claim(claimInput(scope, 'crashed', { leaseMs: lease, retentionMs: lease + 2 * MARGIN }));
+        // Retention outlives the lease by three margins: two to take over in on a loaded host, short enough to outwait.
+        await store.claim(claimInput(scope, 'crashed', { leaseMs: lease, retentionMs: lease + 3 * MARGIN }));
         await store.claim(claimInput(other, 'first', { leaseMs: lease, fingerprint: 'a'.repeat(64) }));
         const first = await store.get(scope);
         must('store.claim.held', 'a lease that still runs was taken over', (await store.claim(claimInput(scope, 'too-early'))).kind).toBe('existing');
@@ -53,7 +53,7 @@ export function storeLeaseTests<S extends IdempotencyStore>(runner: TestRunner, 
         must('store.claim.takeover', 'the record does not carry the new fence', taken?.fence).toBe(2);
         must('store.claim.takeover', 'the new lease does not run for leaseMs', taken?.leaseRemainingMs ?? 0).toBeGreaterThan(LONG / 2);
         must('store.claim.takeover', "the successor's lease was taken over at once", (await store.claim(claimInput(scope, 'third'))).kind).toBe('existing');
-        await advance(2 * MARGIN);
+        await advance(3 * MARGIN);
         must('store.claim.takeover-retention', "the record expired under its new owner at the old owner's retention", (await store.get(scope))?.fence).toBe(2);
         must('store.complete.holder', "the successor's complete was refused", await store.complete(completeInput(scope, 'successor'))).toBe('ok');
       },
