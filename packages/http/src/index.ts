@@ -2,9 +2,9 @@ export { type IdempotentFetchOptions, idempotentFetch } from './client/idempoten
 export { formatIdempotencyKey } from './client/key-header.js';
 export type { HttpReply, ResponseHeaders } from './contract/http-reply.js';
 export { IDEMPOTENCY_KEY_HEADER, type ParsedKey, parseIdempotencyKey } from './contract/idempotency-key-header.js';
+export { DEFAULT_REPLAYED_HEADERS } from './contract/replayed-headers.js';
 export {
   type CallerScope,
-  DEFAULT_REPLAYED_HEADERS,
   type IdempotencyContext,
   type IdempotencyHttpOptions,
   type IdempotencyMode,

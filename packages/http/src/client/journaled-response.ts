@@ -1,5 +1,5 @@
 import type { JsonValue } from '@oncely/core/journal';
-import { DEFAULT_REPLAYED_HEADERS } from '../contract/options.js';
+import { DEFAULT_REPLAYED_HEADERS } from '../contract/replayed-headers.js';
 import { decodeBody, encodeBody, isStoredBody, type StoredBody } from '../contract/stored-body.js';
 
 /** A response as the journal keeps it: status, the replayable headers and the body bytes. */

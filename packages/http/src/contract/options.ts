@@ -13,6 +13,7 @@ import type { ResponseHeaders } from './http-reply.js';
 import type { Profile } from './problem.js';
 import { RetryAfterEstimate } from './retry-after.js';
 import { type BodyFingerprintOptions, bodyFingerprintOptions } from './request-fingerprint.js';
+import { DEFAULT_REPLAYED_HEADERS } from './replayed-headers.js';
 import type { StoredBody } from './stored-body.js';
 
 /** Who is calling, from the authenticated identity (never from the key). */
@@ -82,22 +83,6 @@ export interface IdempotencyHttpOptions<Req, S extends IdempotencyStore = Idempo
   /** Deepest nesting of arrays and objects in a body (default 512); a deeper body is a 400 problem, never a stack overflow. */
   readonly maxBodyDepth?: number;
 }
-
-/**
- * Response headers stored and replayed by default. Everything else (set-cookie, trace ids, dates) is
- * never stored; content-length is recomputed. content-encoding travels with the bytes it describes.
- */
-export const DEFAULT_REPLAYED_HEADERS: readonly string[] = [
-  'content-type',
-  'content-encoding',
-  'content-language',
-  'content-location',
-  'location',
-  'link',
-  'etag',
-  'last-modified',
-  'cache-control',
-];
 
 /** Methods whose requests need a key unless `required` says otherwise. */
 const KEY_REQUIRED_BY_DEFAULT = new Set(['POST', 'PATCH']);
