@@ -48,7 +48,8 @@ interface Row {
 }
 
 /** A round trip between a read and the write that acts on it: where non-atomic stores lose races. */
-const roundTrip = () => new Promise((resolve) => setTimeout(resolve, 5));
+// Long enough that a loaded host still starts the suite's late contenders inside it (5 ms let a mutant slip by).
+const roundTrip = () => new Promise((resolve) => setTimeout(resolve, 25));
 
 /**
  * A small store written from scratch, independently of core's memory store, on an injected clock:
