@@ -47,8 +47,10 @@ interface Row {
   response?: StoredResponse;
 }
 
-/** A round trip between a read and the write that acts on it: where non-atomic stores lose races. */
-// Long enough that a loaded host still starts the suite's late contenders inside it (5 ms let a mutant slip by).
+/**
+ * A round trip between a read and the write that acts on it: where non-atomic stores lose races. 25 ms,
+ * so that a loaded host still starts the suite's late contenders inside it (at 5 ms a mutant slipped by).
+ */
 const roundTrip = () => new Promise((resolve) => setTimeout(resolve, 25));
 
 /**
