@@ -66,6 +66,15 @@ export class OncelyError extends Error {
   }
 }
 
+/** A thrown value as text; some values (`{ toString: '' }`, a revoked proxy) throw when converted. */
+function describeCause(cause: unknown): string {
+  try {
+    return String(cause);
+  } catch {
+    return `a ${typeof cause} that cannot be shown as text`;
+  }
+}
+
 /**
  * A store failed (connection lost, timeout, driver error: `storage_error`) or answered with a record
  * its adapter did not write or cannot read (`corrupt_record`). Either way the operation did not run:
@@ -79,7 +88,7 @@ export class StorageError extends OncelyError {
   readonly operation: StorageOperation;
 
   constructor(adapter: string, operation: StorageOperation, cause: unknown, code: StorageErrorCode = 'storage_error') {
-    const reason = cause instanceof Error ? cause.message : String(cause);
+    const reason = cause instanceof Error ? cause.message : describeCause(cause);
     const what = code === 'corrupt_record' ? 'read a record it cannot trust' : 'failed';
     super(code, `oncely/${adapter}: ${operation} ${what}: ${reason}`, { cause });
     this.name = 'StorageError';

@@ -67,6 +67,19 @@ describe('storageGuard: one storage-call guard for every adapter', () => {
   });
 });
 
+describe('StorageError of a value that cannot become text', () => {
+  it('a thrown { toString: "" } (String() throws on it) still leaves as a StorageError with that cause', async () => {
+    const value = { toString: '' };
+    const error = await guard('release', () => Promise.reject(value)).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(isStorageError(error)).toBe(true);
+    expect((error as StorageError).cause).toBe(value);
+    expect((error as StorageError).message).toContain('cannot be shown as text');
+  });
+});
+
 describe('StorageError and isStorageError', () => {
   it('storage_error by default; corrupt_record when asked; isStorageError is true for both and nothing else', () => {
     expect(new StorageError('pg', 'claim', new Error('x')).code).toBe('storage_error');
