@@ -403,6 +403,9 @@ describe('leases', () => {
     const clock = manualClock(1_000);
     const engine = createIdempotency({ store: memoryStore({ clock }), clock, leaseMs: 1_000 });
     let resolveHandler!: () => void;
+    // Waits for the handler to reach its last step rather than for a fixed time a loaded host may not give it.
+    let reachedEnd!: () => void;
+    const atEnd = new Promise<void>((resolve) => (reachedEnd = resolve));
     const seen: boolean[] = [];
     const running = engine.run(base, async (context) => {
       await clock.advance(600);
@@ -411,10 +414,13 @@ describe('leases', () => {
       seen.push(context.signal.aborted);
       await clock.advance(500);
       seen.push(context.signal.aborted);
-      await new Promise<void>((resolve) => (resolveHandler = resolve));
+      await new Promise<void>((resolve) => {
+        resolveHandler = resolve;
+        reachedEnd();
+      });
       return { status: 200 };
     });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await atEnd;
     resolveHandler();
     expect(await codeOf(running)).toBe('lease_lost');
     expect(seen).toEqual([false, true]);
