@@ -4,5 +4,6 @@ export default defineConfig({
   test: {
     // The README example compiles with tsc and runs twice in Node processes.
     testTimeout: 180_000,
+    hookTimeout: 60_000,
   },
 });

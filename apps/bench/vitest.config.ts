@@ -6,5 +6,6 @@ export default defineConfig({
     // The round-trip counter tests start a private redis-server; one file at a time.
     fileParallelism: false,
     testTimeout: 30_000,
+    hookTimeout: 60_000,
   },
 });

@@ -6,5 +6,6 @@ export default defineConfig({
     // Each file starts servers on loopback ports: one file at a time.
     fileParallelism: false,
     testTimeout: 30_000,
+    hookTimeout: 60_000,
   },
 });

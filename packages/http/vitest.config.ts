@@ -5,5 +5,6 @@ export default defineConfig({
     // Real servers on loopback ports, and a shared PostgreSQL: one file at a time.
     fileParallelism: false,
     testTimeout: 30_000,
+    hookTimeout: 60_000,
   },
 });

@@ -5,5 +5,6 @@ export default defineConfig({
     // Real-server suites share one MongoDB; one file at a time keeps their races their own.
     fileParallelism: false,
     testTimeout: 60_000,
+    hookTimeout: 60_000,
   },
 });
