@@ -403,6 +403,9 @@ describe('leases', () => {
     const clock = manualClock(1_000);
     const engine = createIdempotency({ store: memoryStore({ clock }), clock, leaseMs: 1_000 });
     let resolveHandler!: () => void;
+    // The handler says when it waits: each advance settles on a macrotask, slow on a loaded host.
+    let reachedEnd!: () => void;
+    const atEnd = new Promise<void>((resolve) => (reachedEnd = resolve));
     const seen: boolean[] = [];
     const running = engine.run(base, async (context) => {
       await clock.advance(600);
@@ -411,10 +414,11 @@ describe('leases', () => {
       seen.push(context.signal.aborted);
       await clock.advance(500);
       seen.push(context.signal.aborted);
+      reachedEnd();
       await new Promise<void>((resolve) => (resolveHandler = resolve));
       return { status: 200 };
     });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await atEnd;
     resolveHandler();
     expect(await codeOf(running)).toBe('lease_lost');
     expect(seen).toEqual([false, true]);
