@@ -291,9 +291,9 @@ describe('outcomes and replay', () => {
     expect(await engine.get(base)).toBeUndefined();
   });
 
-  it('a handler that returns no valid status is treated as an error and releases the key', async () => {
+  it('a handler that returns no valid status is misuse (invalid_state) and releases the key', async () => {
     const engine = createIdempotency({ store: memoryStore() });
-    expect(await codeOf(engine.run(base, async () => ({ status: 42 })))).toBe('invalid_option');
+    expect(await codeOf(engine.run(base, async () => ({ status: 42 })))).toBe('invalid_state');
     expect(await engine.get(base)).toBeUndefined();
   });
 
@@ -302,7 +302,7 @@ describe('outcomes and replay', () => {
     async (resourceId) => {
       const engine = createIdempotency({ store: memoryStore() });
       const handler = async () => ({ status: 201, resourceId: resourceId as string });
-      expect(await codeOf(engine.run(base, handler))).toBe('invalid_option');
+      expect(await codeOf(engine.run(base, handler))).toBe('invalid_state');
       expect(await engine.get(base)).toBeUndefined();
     },
   );

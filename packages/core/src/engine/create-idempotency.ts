@@ -1,8 +1,9 @@
-import { toStorageError } from '../errors.js';
+import { integerOption } from '../options/option-checks.js';
 import { toScope } from '../scope.js';
+import { storageGuard } from '../storage/storage-call.js';
 import type { IdempotencyStore } from '../store.js';
 import { withEvents } from './engine-events.js';
-import { engineOptions, positiveInteger } from './engine-options.js';
+import { engineOptions } from './engine-options.js';
 import { leaseMode } from './lease-mode.js';
 import { requestPreparer } from './prepared-request.js';
 import { transactionMode } from './transaction-mode.js';
@@ -16,26 +17,18 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
   const engine = withEvents(engineOptions(options));
   const { store, clock, emit } = engine;
   const prepare = requestPreparer(engine);
+  const storageCall = storageGuard(store.name);
   return {
     store,
     run: leaseMode(engine, prepare),
     runInTransaction: transactionMode(engine, prepare),
     async get(input) {
       const scope = toScope(input);
-      try {
-        return await store.get(scope);
-      } catch (error) {
-        throw toStorageError(store.name, 'get', error);
-      }
+      return storageCall('get', () => store.get(scope));
     },
     async purgeExpired(limit = 1_000) {
-      positiveInteger('purgeExpired limit', limit);
-      let count: number;
-      try {
-        count = await store.purgeExpired(limit);
-      } catch (error) {
-        throw toStorageError(store.name, 'purgeExpired', error);
-      }
+      integerOption('oncely: purgeExpired limit', limit);
+      const count = await storageCall('purgeExpired', () => store.purgeExpired(limit));
       emit({ type: 'purged', at: clock.now(), count });
       return count;
     },

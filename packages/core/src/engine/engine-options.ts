@@ -1,7 +1,7 @@
 import { type Clock, systemClock } from '../clock.js';
-import { OncelyError } from '../errors.js';
 import type { EngineEvent, EventListener } from '../events.js';
 import type { FingerprintOptions } from '../fingerprint/fingerprint.js';
+import { integerOption, invalidOption } from '../options/option-checks.js';
 import { defaultReplayPolicy, type ReplayPolicy } from '../replay-policy.js';
 import type { IdempotencyStore } from '../store.js';
 import type { IdempotencyOptions } from './types.js';
@@ -20,28 +20,21 @@ export interface EngineOptions<S extends IdempotencyStore> {
   readonly clock: Clock;
 }
 
-export function positiveInteger(name: string, value: number): number {
-  if (!Number.isInteger(value) || value <= 0) {
-    throw new OncelyError('invalid_option', `oncely: ${name} must be a positive integer of milliseconds, got ${value}`);
-  }
-  return value;
-}
-
 /** Checks the options of `createIdempotency`; a bad one throws `invalid_option` before anything is touched. */
 export function engineOptions<S extends IdempotencyStore>(options: IdempotencyOptions<S>): EngineOptions<S> {
   const { store, onEvent, clock = systemClock, replay = defaultReplayPolicy } = options;
   if (!store || typeof store.claim !== 'function') {
-    throw new OncelyError('invalid_option', 'oncely: createIdempotency needs a store');
+    throw invalidOption('oncely', 'createIdempotency needs a store');
   }
-  const leaseMs = positiveInteger('leaseMs', options.leaseMs ?? 30_000);
-  const retentionMs = positiveInteger('retentionMs', options.retentionMs ?? 86_400_000);
-  const maxStoredBytes = positiveInteger('maxStoredBytes', options.maxStoredBytes ?? 1_048_576);
+  const leaseMs = integerOption('oncely: leaseMs', options.leaseMs ?? 30_000);
+  const retentionMs = integerOption('oncely: retentionMs', options.retentionMs ?? 86_400_000);
+  const maxStoredBytes = integerOption('oncely: maxStoredBytes', options.maxStoredBytes ?? 1_048_576);
   const oversize = options.oversize ?? 'omit';
   if (retentionMs < leaseMs) {
-    throw new OncelyError('invalid_option', 'oncely: retentionMs must be at least leaseMs');
+    throw invalidOption('oncely', 'retentionMs must be at least leaseMs');
   }
   if (oversize === 'reference' && !options.rebuild) {
-    throw new OncelyError('invalid_option', 'oncely: the reference strategy needs a rebuild function');
+    throw invalidOption('oncely', 'the reference strategy needs a rebuild function');
   }
   return {
     store,

@@ -1,13 +1,15 @@
-import { isOncelyError, OncelyError, toStorageError } from '../errors.js';
+import { isOncelyError, OncelyError } from '../errors.js';
+import { integerOption } from '../options/option-checks.js';
+import { storageGuard } from '../storage/storage-call.js';
 import type { StoreOperation } from '../storage/storage-operation.js';
 import type { IdempotencyStore, StoredResponse, TerminalState } from '../store.js';
-import { positiveInteger } from './engine-options.js';
 import type { EngineParts } from './engine-events.js';
 import { answerExisting } from './existing-record.js';
 import { ContextBase } from './handler-context.js';
 import { Lifeline, leaseTimer } from './lifeline.js';
 import type { PrepareRequest, PreparedRequest } from './prepared-request.js';
 import { type ModeSteps, reportRecorded, runClaimed } from './request-path.js';
+import { claimProblem, fenceResultProblem, refusal } from './store-answers.js';
 import type { HandlerContext, IdempotencyRequest, IdempotentResponse, RunResult } from './types.js';
 
 const COMPLETE_ATTEMPTS = 3;
@@ -19,20 +21,10 @@ export function leaseMode(
 ): <B>(request: IdempotencyRequest, handler: (context: HandlerContext) => Promise<IdempotentResponse<B>>) => Promise<RunResult<B>> {
   const { store, clock, report, leaseMs, retentionMs, onEvent } = engine;
 
-  /** A store call whose every failure leaves as a reported StorageError (a `.then`, not an async frame: it is on every request). */
-  function storeCall<T>(prepared: PreparedRequest, stage: StoreOperation, call: () => Promise<T>): Promise<T> {
-    const fail = (error: unknown): never => {
-      const wrapped = toStorageError(store.name, stage, error);
-      report(prepared, { type: 'storage_error', stage, error: wrapped });
-      throw wrapped;
-    };
-    try {
-      // A store written in plain JavaScript may answer with a value instead of a promise.
-      return Promise.resolve(call()).then(undefined, fail);
-    } catch (error) {
-      return Promise.reject(error).then(undefined, fail);
-    }
-  }
+  const storageCall = storageGuard(store.name);
+  /** A store call whose every failure leaves as a StorageError, reported as a `storage_error` event when someone listens. */
+  const storeCall = <T>(prepared: PreparedRequest, stage: StoreOperation, call: () => T | PromiseLike<T>): Promise<T> =>
+    storageCall(stage, call, onEvent ? (error) => report(prepared, { type: 'storage_error', stage, error }) : undefined);
 
   async function complete(prepared: PreparedRequest, fence: number, state: TerminalState, response: StoredResponse): Promise<void> {
     for (let attempt = 1; ; attempt++) {
@@ -40,6 +32,8 @@ export function leaseMode(
         const result = await storeCall(prepared, 'complete', () =>
           store.complete({ scope: prepared.scope, token: prepared.claim.token, state, response, retentionMs }),
         );
+        const problem = fenceResultProblem(result);
+        if (problem) throw refusal(engine, prepared, 'complete', problem);
         if (result === 'ok' || (attempt > 1 && (await landedEarlier(prepared, fence, state)))) return;
         report(prepared, { type: 'fence_lost', stage: 'complete' });
         throw new OncelyError('lease_lost', 'oncely: the lease was taken over before the outcome was saved; the result was not recorded');
@@ -63,6 +57,8 @@ export function leaseMode(
   async function release(prepared: PreparedRequest): Promise<void> {
     try {
       const result = await storeCall(prepared, 'release', () => store.release({ scope: prepared.scope, token: prepared.claim.token }));
+      const problem = fenceResultProblem(result);
+      if (problem) throw refusal(engine, prepared, 'release', problem);
       if (result === 'fence_lost') report(prepared, { type: 'fence_lost', stage: 'release' });
     } catch {
       // The lease will lapse by itself; the caller gets the original outcome.
@@ -81,10 +77,17 @@ export function leaseMode(
     },
     context(prepared, lifeline, fence) {
       return new ContextBase(prepared, lifeline, fence, async (ms = leaseMs) => {
-        positiveInteger('extendLease ms', ms);
+        integerOption('oncely: extendLease ms', ms);
         const result = await storeCall(prepared, 'extend', () =>
           store.extend({ scope: prepared.scope, token: prepared.claim.token, leaseMs: ms }),
         );
+        const problem = fenceResultProblem(result);
+        if (problem) {
+          // Whether the lease still holds is unknown: the handler's signal aborts as for a lost lease.
+          const refused = refusal(engine, prepared, 'extend', problem);
+          lifeline.abort(refused);
+          throw refused;
+        }
         if (result === 'fence_lost') {
           report(prepared, { type: 'fence_lost', stage: 'extend' });
           const lost = new OncelyError('lease_lost', 'oncely: the lease was taken over by another attempt');
@@ -114,6 +117,8 @@ export function leaseMode(
     const pending = prepare(request);
     const prepared = pending instanceof Promise ? await pending : pending;
     const claim = await storeCall(prepared, 'claim', () => store.claim(prepared.claim));
+    const problem = claimProblem(claim);
+    if (problem) throw refusal(engine, prepared, 'claim', problem);
     if (claim.kind === 'existing') return answerExisting<B>(engine, prepared, claim.record);
     // Only the `completed` event reads the start time.
     const startedAt = onEvent ? clock.now() : 0;

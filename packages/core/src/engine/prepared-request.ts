@@ -1,6 +1,6 @@
-import { OncelyError } from '../errors.js';
 import { fingerprintNow } from '../fingerprint/fingerprint.js';
 import { hashesSynchronously, keyHashNow } from '../fingerprint/sha256.js';
+import { integerOption } from '../options/option-checks.js';
 import { type Scope, toScope } from '../scope.js';
 import type { ClaimInput, IdempotencyStore } from '../store.js';
 import type { EngineOptions } from './engine-options.js';
@@ -37,18 +37,16 @@ function leaseTokens(): () => string {
 export type PrepareRequest = (request: IdempotencyRequest) => PreparedRequest | Promise<PreparedRequest>;
 
 /**
- * The engine's request preparation: a bad key, scope or payload throws a coded {@link OncelyError}
- * and touches nothing. Synchronous on Node, where digests are plain strings.
+ * The engine's request preparation: a bad key, scope, payload or size limit throws a coded
+ * `OncelyError` and touches nothing. Synchronous on Node, where digests are plain strings.
  */
 export function requestPreparer(options: EngineOptions<IdempotencyStore>): PrepareRequest {
   const { leaseMs, retentionMs, maxStoredBytes } = options;
   const nextToken = leaseTokens();
   return (request) => {
     const scope = toScope(request);
-    const limitBytes = request.maxStoredBytes ?? maxStoredBytes;
-    if (!Number.isInteger(limitBytes) || limitBytes < 0) {
-      throw new OncelyError('invalid_option', `oncely: maxStoredBytes must be a non-negative integer, got ${limitBytes}`);
-    }
+    const asked = request.maxStoredBytes;
+    const limitBytes = asked == null ? maxStoredBytes : integerOption('oncely: maxStoredBytes', asked, 0);
     const print = fingerprintNow(scope.operation, request.request, request.fingerprint ?? options.fingerprint);
     const build = (fingerprint: string, keyHash?: string): PreparedRequest => ({
       scope,

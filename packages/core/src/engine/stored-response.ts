@@ -14,16 +14,16 @@ function utf8Length(text: string): number {
   return NON_ASCII.test(text) ? encoder.encode(text).length : text.length;
 }
 
-/** Refuses a handler's response that could not be stored or replayed as given. */
+/** Refuses a handler's response that could not be stored or replayed as given: misuse at run time, `invalid_state`. */
 export function checkResponse(response: IdempotentResponse): void {
   if (!response || !Number.isInteger(response.status) || response.status < 100 || response.status > 599) {
-    throw new OncelyError('invalid_option', 'oncely: the handler must return { status: 100..599, headers?, body? }');
+    throw new OncelyError('invalid_state', 'oncely: the handler must return { status: 100..599, headers?, body? }');
   }
   // A NUL or a lone surrogate would fail (PostgreSQL text) or be altered (UTF-8) by some store after the effect ran.
   const { resourceId } = response;
   if (resourceId !== undefined && (typeof resourceId !== 'string' || hasControlCharacter(resourceId))) {
     throw new OncelyError(
-      'invalid_option',
+      'invalid_state',
       'oncely: the handler returned a resourceId that is not a string without control characters or lone surrogates',
     );
   }

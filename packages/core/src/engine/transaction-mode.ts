@@ -12,6 +12,7 @@ import { ContextBase } from './handler-context.js';
 import { Lifeline } from './lifeline.js';
 import type { PrepareRequest } from './prepared-request.js';
 import { type Executed, type ModeSteps, reportRecorded, runClaimed } from './request-path.js';
+import { describeAnswer, refusal, transactionClaimProblem } from './store-answers.js';
 import type { IdempotencyRequest, IdempotentResponse, RunResult, TransactionHandlerContext } from './types.js';
 
 /** The transaction holds the row lock for as long as it is open: nothing to renew. */
@@ -55,7 +56,10 @@ export function transactionMode<S extends IdempotencyStore>(
     const prepared = await prepare(request);
     const startedAt = clock.now();
     let executed = false;
-    const work = async (claim: TransactionClaim, tx: unknown): Promise<TransactionDecision<RunResult<B>>> => {
+    let decided: { readonly value: RunResult<B> } | undefined;
+    const decide = async (claim: TransactionClaim, tx: unknown): Promise<TransactionDecision<RunResult<B>>> => {
+      const problem = transactionClaimProblem(claim);
+      if (problem) throw refusal(engine, prepared, 'claim', problem);
       if (claim.kind === 'busy') {
         const retryAfterMs = Math.min(leaseMs, 1_000);
         report(prepared, { type: 'in_progress', retryAfterMs });
@@ -68,6 +72,11 @@ export function transactionMode<S extends IdempotencyStore>(
       const steps = transactionSteps(engine, tx as TransactionOf<S>);
       return (await runClaimed(engine, prepared, request, claim, handler, steps, startedAt)) as TransactionDecision<RunResult<B>>;
     };
+    const work = async (claim: TransactionClaim, tx: unknown) => {
+      const decision = await decide(claim, tx);
+      decided = { value: decision.value };
+      return decision;
+    };
     let result: RunResult<B>;
     try {
       result = await store.transaction(prepared.claim, work);
@@ -76,6 +85,8 @@ export function transactionMode<S extends IdempotencyStore>(
       // The handler's own errors pass through untouched; the rollback already undid the claim.
       throw executed || isOncelyError(error) ? error : toStorageError(store.name, 'transaction', error);
     }
+    // A transaction answers with the value its work decided, and only after deciding it.
+    if (!decided || result !== decided.value) throw refusal(engine, prepared, 'transaction', `a transaction result its work did not decide (${describeAnswer(result)})`);
     if (result.kind === 'executed') reportRecorded(engine, prepared, result as Executed, startedAt);
     return result;
   };
