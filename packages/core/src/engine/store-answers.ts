@@ -4,6 +4,7 @@
  * acting on it: no handler runs on a malformed claim. Each check returns what is wrong, or undefined.
  */
 import { corruptRecord, type OncelyError, toStorageError } from '../errors.js';
+import { describeAnswer, isObject, isPositiveInteger } from '../storage/answer-shapes.js';
 import type { StoreOperation } from '../storage/storage-operation.js';
 import type { IdempotencyStore } from '../store.js';
 import type { EngineParts } from './engine-events.js';
@@ -11,20 +12,9 @@ import type { PreparedRequest } from './prepared-request.js';
 
 const RECORD_STATES: ReadonlySet<unknown> = new Set(['in_progress', 'succeeded', 'failed_final']);
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
-const isFence = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
+const isFence = isPositiveInteger;
 const isOptional = (value: unknown, type: 'string' | 'boolean' | 'object') =>
   value === undefined || (type === 'object' ? isObject(value) : typeof value === type);
-
-/** A short, safe rendering of an answer for the error message. */
-export function describeAnswer(answer: unknown): string {
-  if (answer === undefined) return 'undefined';
-  try {
-    return (JSON.stringify(answer) ?? String(answer)).slice(0, 200);
-  } catch {
-    return `a ${typeof answer} that cannot be shown`;
-  }
-}
 
 /** A stored response as `complete` stores it: status 100..599, headers, body, resourceId, bodyOmitted. */
 function responseProblem(response: unknown): string | undefined {

@@ -1,4 +1,5 @@
 import { isOncelyError, OncelyError, toStorageError } from '../errors.js';
+import { describeAnswer } from '../storage/answer-shapes.js';
 import {
   type IdempotencyStore,
   isTransactionalStore,
@@ -12,7 +13,7 @@ import { ContextBase } from './handler-context.js';
 import { Lifeline } from './lifeline.js';
 import type { PrepareRequest } from './prepared-request.js';
 import { type Executed, type ModeSteps, reportRecorded, runClaimed } from './request-path.js';
-import { describeAnswer, refusal, transactionClaimProblem } from './store-answers.js';
+import { refusal, transactionClaimProblem } from './store-answers.js';
 import type { IdempotencyRequest, IdempotentResponse, RunResult, TransactionHandlerContext } from './types.js';
 
 /** The transaction holds the row lock for as long as it is open: nothing to renew. */

@@ -1,11 +1,10 @@
 import { corruptRecord, type OncelyError, toStorageError } from '../errors.js';
 import { assertValidKey } from '../scope.js';
+import { isObject } from '../storage/answer-shapes.js';
 import type { JournalOperation } from '../storage/storage-operation.js';
 import type { BeginResult, JournalEntry, OperationJournal } from './journal.js';
 
 const JOURNAL_STATES: ReadonlySet<unknown> = new Set(['pending', 'unknown', 'succeeded', 'failed']);
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 
 /** What is wrong with an entry a journal answered for `operationId` (and, once known, its `key`), if anything. */
 function entryProblem(entry: unknown, operationId: string, key: string | undefined): string | undefined {

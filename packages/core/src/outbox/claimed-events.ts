@@ -1,10 +1,9 @@
 import { corruptRecord } from '../errors.js';
+import { isObject, isPositiveInteger } from '../storage/answer-shapes.js';
 import type { ClaimedEvent } from './outbox-event.js';
 import type { OutboxClaimInput } from './outbox-source.js';
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 const isText = (value: unknown) => typeof value === 'string' && value.length > 0;
-const isCount = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
 
 /** What is wrong with one claimed event, if anything. */
 function eventProblem(event: unknown): string | undefined {
@@ -13,8 +12,8 @@ function eventProblem(event: unknown): string | undefined {
   if (!isText(event.aggregateType) || !isText(event.aggregateId) || !isText(event.eventType)) {
     return `event ${String(event.eventId).slice(0, 64)} without its aggregate or type`;
   }
-  if (!isCount(event.aggregateSeq)) return `event ${event.eventId} without a valid aggregateSeq`;
-  if (!isCount(event.attempt)) return `event ${event.eventId} without a valid attempt count`;
+  if (!isPositiveInteger(event.aggregateSeq)) return `event ${event.eventId} without a valid aggregateSeq`;
+  if (!isPositiveInteger(event.attempt)) return `event ${event.eventId} without a valid attempt count`;
   if (!(event.createdAt instanceof Date) || Number.isNaN(event.createdAt.getTime())) return `event ${event.eventId} without a valid createdAt`;
   return undefined;
 }
