@@ -10,10 +10,11 @@ const ONCELY_ERROR = Symbol.for('oncely.error');
  *   argument of a pure helper. Thrown before anything is touched.
  * - `invalid_state`: misuse at run time: a call that is not allowed now or on this handle (starting a
  *   relay that is running, writing through a transaction that has ended, enqueueing outside a
- *   transaction) or a callback that answered outside its contract (a publisher's or a stream
- *   handler's answer).
+ *   transaction) or a callback that answered outside its contract (an engine handler's response, a
+ *   publisher's or a stream handler's answer).
  * - `storage_error`: a store failed (connection, timeout, driver error); a {@link StorageError}.
- * - `corrupt_record`: a store answered with a record its adapter did not write or cannot read; also a
+ * - `corrupt_record`: a store answered with a record its adapter did not write or cannot read, or with
+ *   an answer outside its contract (the engine, `retryOperation` and the relay check them); also a
  *   {@link StorageError}, so `isStorageError` is true and callers fail closed as for any storage failure.
  * - `aborted`: a signal ended the wait or the work (a caller's signal, a relay's stop).
  * - `attempt_timeout`, `deadline_exceeded`: an attempt, or a whole retried call, ran out of time; the

@@ -2,16 +2,16 @@
 // Retries, the journal, the outbox, OpenTelemetry and the adapter SPI have entry points of their own
 // (`@oncely/core/retry`, `/journal`, `/outbox`, `/otel`, `/adapter`).
 export { type Clock, type ManualClock, manualClock, systemClock } from './clock.js';
-export {
-  createIdempotency,
-  type HandlerContext,
-  type Idempotency,
-  type IdempotencyOptions,
-  type IdempotencyRequest,
-  type IdempotentResponse,
-  type RunResult,
-  type TransactionHandlerContext,
-} from './engine.js';
+export { createIdempotency } from './engine/create-idempotency.js';
+export type {
+  HandlerContext,
+  Idempotency,
+  IdempotencyOptions,
+  IdempotencyRequest,
+  IdempotentResponse,
+  RunResult,
+  TransactionHandlerContext,
+} from './engine/types.js';
 export {
   isOncelyError,
   isStorageError,

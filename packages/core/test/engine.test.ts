@@ -291,9 +291,9 @@ describe('outcomes and replay', () => {
     expect(await engine.get(base)).toBeUndefined();
   });
 
-  it('a handler that returns no valid status is treated as an error and releases the key', async () => {
+  it('a handler that returns no valid status is misuse (invalid_state) and releases the key', async () => {
     const engine = createIdempotency({ store: memoryStore() });
-    expect(await codeOf(engine.run(base, async () => ({ status: 42 })))).toBe('invalid_option');
+    expect(await codeOf(engine.run(base, async () => ({ status: 42 })))).toBe('invalid_state');
     expect(await engine.get(base)).toBeUndefined();
   });
 
@@ -302,7 +302,7 @@ describe('outcomes and replay', () => {
     async (resourceId) => {
       const engine = createIdempotency({ store: memoryStore() });
       const handler = async () => ({ status: 201, resourceId: resourceId as string });
-      expect(await codeOf(engine.run(base, handler))).toBe('invalid_option');
+      expect(await codeOf(engine.run(base, handler))).toBe('invalid_state');
       expect(await engine.get(base)).toBeUndefined();
     },
   );
@@ -403,7 +403,7 @@ describe('leases', () => {
     const clock = manualClock(1_000);
     const engine = createIdempotency({ store: memoryStore({ clock }), clock, leaseMs: 1_000 });
     let resolveHandler!: () => void;
-    // Waits for the handler to reach its last step rather than for a fixed time a loaded host may not give it.
+    // The handler says when it waits: each advance settles on a macrotask, slow on a loaded host.
     let reachedEnd!: () => void;
     const atEnd = new Promise<void>((resolve) => (reachedEnd = resolve));
     const seen: boolean[] = [];
@@ -414,10 +414,8 @@ describe('leases', () => {
       seen.push(context.signal.aborted);
       await clock.advance(500);
       seen.push(context.signal.aborted);
-      await new Promise<void>((resolve) => {
-        resolveHandler = resolve;
-        reachedEnd();
-      });
+      reachedEnd();
+      await new Promise<void>((resolve) => (resolveHandler = resolve));
       return { status: 200 };
     });
     await atEnd;

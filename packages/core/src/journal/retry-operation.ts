@@ -2,6 +2,7 @@ import { type AttemptContext, retry } from '../retry/retry.js';
 import type { RetryOutcome } from '../retry/outcome.js';
 import { type RetryPolicy, type RetryPolicyOptions, retryPolicy } from '../retry/retry-policy.js';
 import type { JournalEntry, JsonValue, OperationJournal } from './journal.js';
+import { checkedBegin, checkedEntry } from './journal-answers.js';
 
 /** What each attempt of a journaled operation receives: the retry context plus the durable key. */
 export interface OperationAttemptContext extends AttemptContext {
@@ -73,7 +74,8 @@ export async function retryOperation<T>(
 ): Promise<RetryOutcome<T>> {
   const policy = retryPolicy(policyOrOptions);
   const { journal, operationId } = options;
-  const { entry } = await journal.begin(operationId, options.request === undefined ? {} : { request: options.request });
+  // An answer outside the journal's contract is refused (`corrupt_record`) before any attempt is sent.
+  const { entry } = checkedBegin(journal, operationId, await journal.begin(operationId, options.request === undefined ? {} : { request: options.request }));
   const done = recorded(entry, options);
   if (done) return done;
 
@@ -90,7 +92,7 @@ export async function retryOperation<T>(
     async (context) => {
       let counted: JournalEntry;
       try {
-        counted = await journal.recordAttempt(operationId);
+        counted = checkedEntry(journal, 'journal.recordAttempt', operationId, key, await journal.recordAttempt(operationId));
       } catch (error) {
         journalFailure = { error };
         throw error;

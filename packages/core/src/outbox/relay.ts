@@ -3,6 +3,7 @@ import { eventEmitter } from '../events.js';
 import { backgroundLoop, type LoopStatus } from '../loop/background-loop.js';
 import { fullJitter } from '../retry/full-jitter.js';
 import { storageGuard } from '../storage/storage-call.js';
+import { checkedClaim } from './claimed-events.js';
 import type { ClaimedEvent } from './outbox-event.js';
 import type { OutboxWakeUp } from './outbox-source.js';
 import type { PublishOutcome } from './publisher.js';
@@ -129,7 +130,9 @@ export function createRelay(options: RelayOptions): Relay {
   }
 
   async function cycle(stopping: () => boolean): Promise<RelayBatch> {
-    const claimed = await storageCall('outbox.claim', () => source.claim({ owner: id, limit: config.batchSize, leaseMs: config.leaseMs }));
+    const input = { owner: id, limit: config.batchSize, leaseMs: config.leaseMs };
+    // Checked inside the storage call: an answer outside the contract is a corrupt_record, and nothing is published.
+    const claimed = await storageCall('outbox.claim', async () => checkedClaim(await source.claim(input), input));
     const batch: Mutable<RelayBatch> = {
       claimed: claimed.length,
       published: 0,
