@@ -65,10 +65,10 @@ function open(filename: string, table: string, busyTimeoutMs: number): Database.
 }
 // #endregion open
 
+// #region factory
 /** The four scope parameters every statement names the record by. */
 const scopeParams = ({ tenant, principal, operation, key }: Scope) => ({ tenant, principal, operation, key });
 
-// #region store
 /**
  * Creates the SQLite store: every call is one statement, or one `BEGIN IMMEDIATE` transaction for
  * the claim, judged by SQLite's clock; every failure leaves as a `StorageError`.
@@ -87,7 +87,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     purge: db.prepare<[object]>(statements.purge),
   };
   const storage = storageGuard(NAME);
+  // #endregion factory
 
+  // #region claim
   // Claim-or-read in one transaction that takes the write lock first: no other connection writes
   // between the claim and the read of the record it found.
   const claimOrRead = db.transaction((input: ClaimInput): ClaimResult => {
@@ -98,7 +100,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     if (!row) throw new Error('the record the claim found is gone');
     return { kind: 'existing', record: toRecord(input.scope, row) };
   });
+  // #endregion claim
 
+  // #region methods
   /** A compare-and-set on the lease token: it changed one row, or the token does not hold the lease. */
   const fenced = (changes: number): FenceResult => (changes === 1 ? 'ok' : 'fence_lost');
 
@@ -133,4 +137,4 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
   };
 }
-// #endregion store
+// #endregion methods
