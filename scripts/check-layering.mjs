@@ -182,12 +182,12 @@ function selfCheck() {
 
 function main() {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-  const tracked = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', 'packages', 'apps'], { cwd: root, encoding: 'utf8' })
+  const tracked = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', 'packages', 'apps', 'examples'], { cwd: root, encoding: 'utf8' })
     .split('\n')
     .filter((file) => SOURCE.test(file) && !file.includes('/dist/') && !file.includes('/node_modules/') && existsSync(join(root, file)));
   /** @type {Map<string, Manifest>} */
   const packages = new Map();
-  for (const manifest of tracked.length ? execFileSync('git', ['ls-files', 'packages/*/package.json', 'apps/*/package.json'], { cwd: root, encoding: 'utf8' }).split('\n').filter(Boolean) : []) {
+  for (const manifest of tracked.length ? execFileSync('git', ['ls-files', 'packages/*/package.json', 'apps/*/package.json', 'examples/*/package.json'], { cwd: root, encoding: 'utf8' }).split('\n').filter(Boolean) : []) {
     packages.set(dirname(manifest), JSON.parse(readFileSync(join(root, manifest), 'utf8')));
   }
   selfCheck();

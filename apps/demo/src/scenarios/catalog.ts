@@ -8,7 +8,7 @@ import { relayCrash } from './boundaries/relay-crash.js';
 import { retryStorm } from './boundaries/retry-storm.js';
 import type { Scenario } from './scenario.js';
 
-/** The eight failure boundaries of DESIGN.md §7, in order. */
+/** The eight failure boundaries, in the order of the scenario table in the demo's README. */
 export const SCENARIOS: readonly Scenario[] = [
   crashBeforeCommit,
   dropResponse,

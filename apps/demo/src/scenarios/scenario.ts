@@ -19,7 +19,7 @@ export interface ScenarioOutcome {
   readonly failures: readonly string[];
 }
 
-/** One failure boundary of DESIGN.md §7, run through real HTTP against the service. */
+/** One failure boundary (a row of the scenario table in the demo's README), run through real HTTP against the service. */
 export interface Scenario {
   readonly id: number;
   readonly title: string;

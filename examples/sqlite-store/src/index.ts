@@ -1,0 +1,1 @@
+export { type SqliteStore, type SqliteStoreOptions, sqliteStore } from './sqlite-store.js';
