@@ -87,6 +87,9 @@ type StreamResult =
 const MAX_EXPONENT = 30;
 const positive = (name: string, value: number) => integerOption(`oncely/redis: ${name}`, value);
 
+/** ioredis emits `'error'` on every lost connection; unheard, it is logged as an unhandled error event. */
+const ignoreConnectionError = () => undefined;
+
 /**
  * Reads events from Redis streams as one consumer of a consumer group and acknowledges each entry
  * only after `handle` resolved, so an entry whose consumer died is never lost: the same consumer
@@ -285,6 +288,9 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
     async start() {
       return loop.start(async () => {
         const conn = duplicateWithLegacyReplies(client);
+        // The consumer's own connection, heard for its whole life: ioredis reconnects by itself, and the
+        // command that failed meanwhile reports the outage through the loop (consumer_error).
+        conn.on('error', ignoreConnectionError);
         connection = conn;
         try {
           for (const stream of streams) await createGroup(conn, stream);
