@@ -15,6 +15,7 @@ import { runJitterSuite } from './jitter/jitter-suite.js';
 import { runOutboxSuite } from './outbox/outbox-suite.js';
 import { dropBenchDatabase } from './postgres/bench-database.js';
 import { runPostgresSuite } from './postgres/postgres-suite.js';
+import { runRecoverySuite } from './recovery/recovery-suite.js';
 import { runRedisSuite } from './redis/redis-suite.js';
 import { type PrivateRedis, startPrivateRedis } from './servers/private-redis.js';
 
@@ -54,6 +55,7 @@ async function runSuite(suite: SuiteName, options: BenchOptions, report: Report,
   if (suite === 'postgres') await runPostgresSuite(options, report);
   if (suite.startsWith('http-')) await runHttpSuite(suite.slice('http-'.length) as BindingName, redis!, options, report);
   if (suite === 'outbox') await runOutboxSuite(redis!, options, report);
+  if (suite === 'recovery') await runRecoverySuite(options, report);
 }
 
 const stemOf = (options: BenchOptions, date: string) => (options.mode === 'full' ? date : `${date}-quick`);

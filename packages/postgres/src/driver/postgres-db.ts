@@ -43,7 +43,8 @@ export interface PgPoolClientLike extends PgClientLike {
 
 /** A `pg.Pool`: each transaction runs on its own checked-out connection. */
 export interface PgPoolLike extends PgClientLike {
-  connect(): Promise<PgPoolClientLike>;
+  /** pg-pool calls a callback at once on checkout (a promise resolves a tick later); either form is used. */
+  connect(callback?: (error: Error | undefined, client: PgPoolClientLike | undefined) => void): Promise<PgPoolClientLike> | undefined;
   readonly totalCount: number;
 }
 

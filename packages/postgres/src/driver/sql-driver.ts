@@ -1,6 +1,7 @@
 import { OncelyError } from '@oncely/core';
 import { preparedName } from '../sql/prepared.js';
-import { sqlState } from './sql-state.js';
+import { checkout } from './checkout.js';
+import { isConnectionLost, sqlState } from './sql-state.js';
 import { type Mutex, mutex } from './mutex.js';
 import type {
   PGliteLike,
@@ -63,8 +64,11 @@ const fromPglite = <R>(result: PGliteResultLike): SqlResult<R> => ({
   rowCount: result.rowCount ?? result.affectedRows ?? result.rows.length,
 });
 
-/** Wraps a connection so it refuses SQL after `close`: a pooled connection may serve someone else by then. */
-function guard(connection: SqlConnection) {
+/**
+ * Wraps a connection so it refuses SQL after `close` (a pooled connection may serve someone else by
+ * then); `onFailure` sees every statement's error.
+ */
+function guard(connection: SqlConnection, onFailure: (error: unknown) => void = () => undefined) {
   let open = true;
   const check = () => {
     if (!open) {
@@ -72,13 +76,19 @@ function guard(connection: SqlConnection) {
     }
   };
   const guarded: SqlConnection = {
-    async query(text, params) {
+    async query<R extends object>(text: string, params?: readonly unknown[]) {
       check();
-      return connection.query(text, params);
+      return connection.query<R>(text, params).catch((error: unknown) => {
+        onFailure(error);
+        throw error;
+      });
     },
     async exec(script) {
       check();
-      return connection.exec(script);
+      return connection.exec(script).catch((error: unknown) => {
+        onFailure(error);
+        throw error;
+      });
     },
   };
   return {
@@ -96,25 +106,43 @@ const pgConnection = (client: PgClientLike, prepare: boolean): SqlConnection => 
   },
 });
 
+/** The first error that said the transaction's connection is gone: from a statement, or the client's `'error'` event. */
+export interface ConnectionWatch {
+  lost?: unknown;
+}
+
 /**
  * BEGIN, work, COMMIT or ROLLBACK on one `pg` connection. Calls `broken` when the connection's
  * state is unknown (a failed COMMIT or ROLLBACK), so a pool destroys it instead of reusing it.
+ * Once the connection is lost (`watch`), nothing can commit: the transaction fails with that loss,
+ * whatever the work answered or threw, so callers tell it from the work's own errors.
  */
 async function pgTransaction<T>(
   client: PgClientLike,
   prepare: boolean,
   work: (tx: SqlConnection) => Promise<TransactionEnd<T>>,
   broken: (error: unknown) => void,
+  watch: ConnectionWatch = {},
 ): Promise<T> {
-  const handle = guard(pgConnection(client, prepare));
+  const handle = guard(pgConnection(client, prepare), (error) => {
+    if (isConnectionLost(error)) watch.lost ??= error;
+  });
   let stage: 'begin' | 'open' | 'ending' | 'ended' = 'begin';
   try {
     await client.query('BEGIN');
     stage = 'open';
     const end = await work(handle.connection);
+    if (watch.lost !== undefined) throw watch.lost;
     handle.close();
     stage = 'ending';
-    const finished = await client.query(end.action === 'commit' ? 'COMMIT' : 'ROLLBACK');
+    const finished = await client.query(end.action === 'commit' ? 'COMMIT' : 'ROLLBACK').catch((error: unknown) => {
+      // A lost connection's transaction is rolled back by the server: a ROLLBACK that cannot be sent changes nothing.
+      if (end.action === 'rollback' && isConnectionLost(error)) {
+        broken(error);
+        return { rows: [], command: 'ROLLBACK' };
+      }
+      throw error;
+    });
     stage = 'ended';
     if (end.action === 'commit' && finished.command === 'ROLLBACK') {
       // pg reports COMMIT of an aborted transaction as a successful ROLLBACK: nothing was saved.
@@ -129,7 +157,7 @@ async function pgTransaction<T>(
       // BEGIN, COMMIT or ROLLBACK did not reach a verdict: the connection's state is unknown.
       broken(error);
     }
-    throw error;
+    throw stage === 'open' && watch.lost !== undefined ? watch.lost : error;
   }
 }
 
@@ -138,18 +166,22 @@ function poolDriver(pool: PgPoolLike, prepare: boolean): SqlDriver {
     kind: 'pool',
     query: async <R>(text: string, params?: readonly unknown[]) => fromPg<R>(await pgQuery(pool, prepare, text, params)),
     async transaction(work) {
-      const client = await pool.connect();
       let failure: Error | undefined;
+      const watch: ConnectionWatch = {};
       const broken = (error: unknown) => {
         failure ??= error instanceof Error ? error : new Error(String(error));
       };
       // A backend that dies while the handler runs (restart, pg_terminate_backend) must fail this
       // transaction, not the process: pg-pool listens for errors only on idle clients.
-      client.on?.('error', broken);
+      const lost = (error: Error) => {
+        watch.lost ??= error;
+        broken(error);
+      };
+      const client = await checkout(pool, lost);
       try {
-        return await pgTransaction(client, prepare, work, broken);
+        return await pgTransaction(client, prepare, work, broken, watch);
       } finally {
-        client.removeListener?.('error', broken);
+        client.removeListener?.('error', lost);
         client.release(failure);
       }
     },

@@ -1,6 +1,7 @@
 import { systemClock } from '@oncely/core';
 import type { OutboxWakeUp } from '@oncely/core/adapter';
-import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
+import { checkout } from '../driver/checkout.js';
+import type { PgPoolLike, PostgresDb, PostgresTx } from '../driver/postgres-db.js';
 import { quoteIdentifier } from '../identifiers/identifier.js';
 
 /** A `pg` connection as far as LISTEN goes (`pg.Client` and pooled clients are event emitters). */
@@ -37,10 +38,6 @@ async function listen(db: PostgresDb, serial: PostgresTx, channel: string, notif
     const unlisten = await (db as unknown as PGliteListener).listen(channel, notify);
     return { close: unlisten, broken: () => false };
   }
-  // A pool lends a connection for as long as the relay listens; a single client listens itself.
-  const pooled = isFunction(shape.connect) && typeof shape.totalCount === 'number';
-  const connection = pooled ? await shape.connect!() : (db as unknown as PgListener);
-  if (!isFunction(connection.on)) throw new TypeError('oncely/postgres: LISTEN needs a pg connection that emits notifications');
   let broken = false;
   const onNotification = (message: { channel: string }) => {
     if (message.channel === channel) notify();
@@ -49,8 +46,15 @@ async function listen(db: PostgresDb, serial: PostgresTx, channel: string, notif
     broken = true;
     notify();
   };
+  // A pool lends a connection for as long as the relay listens (heard from checkout on); a single client listens itself.
+  const pooled = isFunction(shape.connect) && typeof shape.totalCount === 'number';
+  const connection = pooled ? ((await checkout(db as PgPoolLike, onLost)) as unknown as PgListener) : (db as unknown as PgListener);
+  if (!isFunction(connection.on)) {
+    if (pooled) connection.release?.(true);
+    throw new TypeError('oncely/postgres: LISTEN needs a pg connection that emits notifications');
+  }
   connection.on('notification', onNotification);
-  connection.on('error', onLost);
+  if (!pooled) connection.on('error', onLost);
   connection.on('end', onLost);
   const detach = () => {
     connection.removeListener('notification', onNotification);

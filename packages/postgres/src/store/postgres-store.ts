@@ -11,7 +11,7 @@ import {
 import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
 import { type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
 import { prepared } from '../sql/prepared.js';
-import { isLockTimeout, isRetryableConflict } from '../driver/sql-state.js';
+import { isConnectionLost, isLockTimeout, isRetryableConflict } from '../driver/sql-state.js';
 import { qualifiedName } from '../identifiers/identifier.js';
 import { type RecordRow, responseParams, toRecord } from './record.js';
 import { storeStatements } from '../sql/statements.js';
@@ -153,10 +153,11 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
           });
         } catch (error) {
           // The handler's own error passes through unchanged; the rollback already undid the claim.
-          if (phase === 'work') throw error;
+          // A lost connection is the store's failure, wherever it surfaced: nothing committed.
+          if (phase === 'work' && !isConnectionLost(error)) throw error;
           // Before the handler ran, a serialization conflict just means: start over on a fresh snapshot.
           if (phase === 'claim' && isRetryableConflict(error) && attempt < CLAIM_ATTEMPTS) continue;
-          throw toStorageError(NAME, phase, error);
+          throw toStorageError(NAME, phase === 'work' ? 'transaction' : phase, error);
         }
       }
     },

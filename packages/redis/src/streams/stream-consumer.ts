@@ -87,6 +87,9 @@ type StreamResult =
 const MAX_EXPONENT = 30;
 const positive = (name: string, value: number) => integerOption(`oncely/redis: ${name}`, value);
 
+/** ioredis emits `'error'` on every lost connection; unheard, it is logged as an unhandled error event. */
+const ignoreConnectionError = () => undefined;
+
 /**
  * Reads events from Redis streams as one consumer of a consumer group and acknowledges each entry
  * only after `handle` resolved, so an entry whose consumer died is never lost: the same consumer
@@ -120,6 +123,9 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
 
   let connection: Redis | Cluster | undefined;
   let blocked = false;
+  // Connections lost so far: ioredis resends a read that was in flight, and entries the server had
+  // handed to the lost connection are then pending to us but skipped by the resent read.
+  let lost = 0;
   const attempts = new Map<string, number>();
   // The Redis command in progress, so a failure can say where it happened.
   let stage: ConsumerStage = 'read';
@@ -231,6 +237,7 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
 
   async function round(): Promise<void> {
     const conn = connection!;
+    const lostBefore = lost;
     let entries: RawEntry[];
     if (ownPending) {
       entries = await readOwnPending(conn);
@@ -241,6 +248,11 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
       if (page.done) claimAt = clock.now() + claimIntervalMs;
     } else {
       entries = await readNew(conn);
+    }
+    if (lost !== lostBefore) {
+      // The read may have been resent past entries delivered to the lost connection: re-read our pending ones, in order.
+      ownPending = true;
+      return;
     }
     if (entries.length === 0) return;
     const pauseMs = await handleBatch(conn, entries);
@@ -285,6 +297,12 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
     async start() {
       return loop.start(async () => {
         const conn = duplicateWithLegacyReplies(client);
+        // The consumer's own connection, heard for its whole life: ioredis reconnects by itself, and the
+        // command that failed meanwhile reports the outage through the loop (consumer_error).
+        conn.on('error', ignoreConnectionError);
+        conn.on('close', () => {
+          lost++;
+        });
         connection = conn;
         try {
           for (const stream of streams) await createGroup(conn, stream);

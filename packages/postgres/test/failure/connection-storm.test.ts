@@ -1,0 +1,100 @@
+import { createIdempotency, isStorageError } from '@oncely/core';
+import { createRelay, type Publisher } from '@oncely/core/outbox';
+import pg from 'pg';
+import { afterAll, expect, it } from 'vitest';
+import { migrate, postgresJournal, postgresOutbox, postgresStore, type PostgresTx } from '../../src/index.js';
+import { DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
+
+/**
+ * Every connection this package checks out or holds under `pg_terminate_backend` every 30 ms (only
+ * this run's backends, by application_name): transactions (the store's, with the handler's own
+ * writes), lease-mode statements, the journal, the outbox relay and its LISTEN connection. Nothing
+ * reaches `uncaughtException` or `unhandledRejection`, every failure is a StorageError, and every
+ * payment that answered committed exactly once. (The HTTP storms in @oncely/http run the same over
+ * real servers with retrying clients.)
+ */
+
+const schema = uniqueSchema('storm');
+const applicationName = schema.slice(0, 60);
+const pool = new pg.Pool({ connectionString: DATABASE_URL, application_name: applicationName, max: 8 });
+pool.on('error', () => undefined);
+const killer = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+afterAll(async () => {
+  await dropSchema(killer, schema);
+  await Promise.all([pool.end(), killer.end()]);
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+it('pg_terminate_backend every 30 ms on every oncely connection: no unheard error, failures are StorageErrors, one payment per executed key', async () => {
+  await migrate(pool, { schema });
+  await pool.query(`CREATE TABLE "${schema}".payments (id bigserial PRIMARY KEY, key text NOT NULL)`);
+  const unheard: unknown[] = [];
+  const onUnheard = (error: unknown) => unheard.push(error);
+  process.on('uncaughtException', onUnheard);
+  process.on('unhandledRejection', onUnheard);
+  const engine = createIdempotency({ store: postgresStore({ db: pool, schema }) });
+  const journal = postgresJournal({ db: pool, schema });
+  const outbox = postgresOutbox({ db: pool, schema, channel: applicationName });
+  const published: string[] = [];
+  const publisher: Publisher = {
+    name: 'memory',
+    async publish(events) {
+      published.push(...events.map((event) => event.eventId));
+      return events.map(() => ({ kind: 'published' as const }));
+    },
+  };
+  const relay = createRelay({ source: outbox.source, publisher, id: applicationName, leaseMs: 1_000, pollIntervalMs: 50, statsIntervalMs: 0, purge: false });
+  relay.start();
+
+  let stop = false;
+  let killed = 0;
+  const storm = (async () => {
+    while (!stop) {
+      const { rows } = await killer.query<{ n: number }>(
+        'SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1',
+        [applicationName],
+      );
+      killed += rows[0]!.n;
+      await sleep(30);
+    }
+  })();
+  const failures: unknown[] = [];
+  const executed: string[] = [];
+  const worker = async (lane: number) => {
+    for (let n = 0; !stop; n++) {
+      const key = `k-${lane}-${n}`;
+      const calls = [
+        engine.runInTransaction({ tenant: 't', operation: 'pay', key, request: { key } }, async ({ tx }) => {
+          await (tx as PostgresTx).query(`INSERT INTO "${schema}".payments (key) VALUES ($1)`, [key]);
+          await outbox.enqueue(tx as PostgresTx, { aggregateType: 'payment', aggregateId: key, eventType: 'paid', payload: {} });
+          return { status: 201, body: { key } };
+        }),
+        engine.run({ tenant: 't', operation: 'lease', key, request: { key } }, async () => ({ status: 200, body: {} })),
+        journal.begin(`op-${key}`),
+      ] as const;
+      const [paid, ...rest] = await Promise.allSettled(calls);
+      if (paid.status === 'fulfilled' && paid.value.kind === 'executed') executed.push(key);
+      for (const outcome of [paid, ...rest]) if (outcome.status === 'rejected') failures.push(outcome.reason);
+    }
+  };
+  const lanes = Promise.all([0, 1, 2, 3].map(worker));
+  await sleep(3_000);
+  stop = true;
+  await Promise.all([lanes, storm]);
+  // The relay drains what committed, after the storm.
+  const enqueued = async () => Number((await killer.query(`SELECT count(*)::int AS n FROM "${schema}".oncely_outbox WHERE published_at IS NULL`)).rows[0].n);
+  for (let waited = 0; waited < 10_000 && (await enqueued()) > 0; waited += 100) await sleep(100);
+  await relay.stop();
+  process.off('uncaughtException', onUnheard);
+  process.off('unhandledRejection', onUnheard);
+
+  const rows = (await killer.query<{ key: string }>(`SELECT key FROM "${schema}".payments`)).rows.map((row) => row.key);
+  expect(unheard, 'unheard errors').toEqual([]);
+  expect(killed, 'backends killed').toBeGreaterThan(20);
+  expect(failures.length, 'the storm failed some calls').toBeGreaterThan(0);
+  expect(failures.filter((failure) => !isStorageError(failure)), 'every failure is a StorageError').toEqual([]);
+  expect(new Set(rows).size, 'one payment per key').toBe(rows.length);
+  for (const key of executed) expect(rows).toContain(key);
+  expect(await enqueued(), 'the relay drained the outbox after the storm').toBe(0);
+}, 30_000);
