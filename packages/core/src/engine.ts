@@ -3,6 +3,7 @@ import { emitSafely, type EngineEvent, type EventListener, type IdempotencyEvent
 import { isOncelyError, OncelyError, toStorageError } from './errors.js';
 import { type FingerprintOptions, fingerprintNow } from './fingerprint/fingerprint.js';
 import { hashesSynchronously, keyHashNow } from './fingerprint/sha256.js';
+import { downstreamKey } from './flow/downstream-key.js';
 import { defaultReplayPolicy, type ReplayPolicy } from './replay-policy.js';
 import { hasControlCharacter, type Scope, toScope } from './scope.js';
 import type { StoreOperation } from './storage/storage-operation.js';
@@ -57,6 +58,8 @@ export interface HandlerContext {
   readonly keyHash: string;
   /** Renews the lease (default: the engine's `leaseMs`); throws `lease_lost` if it was taken over. */
   extendLease(ms?: number): Promise<void>;
+  /** The derived idempotency key of `step` to forward downstream: stable across retries and takeovers (see `downstreamKey`). */
+  downstreamKey(step: string): Promise<string>;
 }
 
 /** What a handler receives in transactional mode: the open transaction as well. */
@@ -263,6 +266,10 @@ class ContextBase implements HandlerContext {
     this.scope = prepared.scope;
     Object.defineProperty(this, 'signal', ContextBase.#signal);
     Object.defineProperty(this, 'keyHash', ContextBase.#keyHash);
+  }
+
+  downstreamKey(step: string): Promise<string> {
+    return downstreamKey(this.scope, step);
   }
 }
 

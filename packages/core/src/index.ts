@@ -31,6 +31,7 @@ export { type CanonicalizeOptions, canonicalize, DEFAULT_MAX_DEPTH } from './fin
 export type { FieldPath } from './fingerprint/field-paths.js';
 export { type FingerprintOptions, fingerprint, fingerprintInput } from './fingerprint/fingerprint.js';
 export { keyHash, sha256Hex } from './fingerprint/sha256.js';
+export { downstreamKey, downstreamKeyInput, MAX_STEP_LENGTH } from './flow/downstream-key.js';
 export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './memory/memory-store.js';
 export { defaultReplayPolicy, type OutcomeDecision, type ReplayPolicy, stripeReplayPolicy } from './replay-policy.js';
 export { assertValidKey, MAX_KEY_LENGTH, type Scope, toScope } from './scope.js';
