@@ -4,6 +4,8 @@ import { isOncelyError, OncelyError, toStorageError } from './errors.js';
 import { type FingerprintOptions, fingerprintNow } from './fingerprint/fingerprint.js';
 import { hashesSynchronously, keyHashNow } from './fingerprint/sha256.js';
 import { downstreamKey } from './flow/downstream-key.js';
+import type { FlowTransactionOf } from './flow/flow-store.js';
+import { type Flow, type FlowBody, type FlowRequest, type FlowResponse, type FlowResult, flowRunner } from './flow/run-flow.js';
 import { defaultReplayPolicy, type ReplayPolicy } from './replay-policy.js';
 import { hasControlCharacter, type Scope, toScope } from './scope.js';
 import type { StoreOperation } from './storage/storage-operation.js';
@@ -116,6 +118,11 @@ export interface Idempotency<S extends IdempotencyStore> {
     request: IdempotencyRequest,
     handler: (context: TransactionHandlerContext<TransactionOf<S>>) => Promise<IdempotentResponse<B>>,
   ): Promise<RunResult<B>>;
+  /**
+   * A multi-step operation: atomic local phases and remote calls, each ending at a recovery point; a
+   * retry (or a completer) resumes at the last one. Needs a store with `capabilities.flows`.
+   */
+  flow<B>(request: FlowRequest, body: (flow: Flow<FlowTransactionOf<S>>) => Promise<FlowResponse<B>>): Promise<FlowResult<B>>;
   /** The caller's own record, for lookup and reconciliation endpoints. */
   get(scope: { tenant: string; principal?: string; operation: string; key: string }): Promise<IdempotencyRecord | undefined>;
   /** Deletes up to `limit` expired records. */
@@ -631,10 +638,13 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
     return result;
   }
 
+  const flows = flowRunner({ store, leaseMs, retentionMs, replay, fingerprint: options.fingerprint, clock, nextToken });
+
   return {
     store,
     run,
     runInTransaction,
+    flow: (request, body) => flows.run(request, body as unknown as FlowBody<never, never>),
     async get(input) {
       const scope = toScope(input);
       try {
