@@ -162,13 +162,23 @@ export function flowRunner(options: FlowRunnerOptions): FlowRunner {
     }
 
     async function advance<T>(position: number, name: string, kind: FlowPhaseKind, work: (tx: unknown) => Promise<T>): Promise<T> {
-      const outcome = await call('advance', () =>
-        flows.advance({ scope, token, position, name, kind, leaseMs }, async (tx) => {
-          const value = await work(tx);
-          const result = toJsonText(value, `the result of ${kind} phase "${name}"`);
-          return { result, value: fromJsonText(result) as T };
-        }),
-      );
+      // The phase's own error reaches the caller unchanged (`flow.advance.rollback`); the store's are StorageErrors.
+      let failed: { readonly error: unknown } | undefined;
+      let outcome: Awaited<ReturnType<typeof flows.advance<T>>>;
+      try {
+        outcome = await flows.advance({ scope, token, position, name, kind, leaseMs }, async (tx) => {
+          try {
+            const value = await work(tx);
+            const result = toJsonText(value, `the result of ${kind} phase "${name}"`);
+            return { result, value: fromJsonText(result) as T };
+          } catch (error) {
+            failed = { error };
+            throw error;
+          }
+        });
+      } catch (error) {
+        throw (failed && error === failed.error) || isOncelyError(error) ? error : toStorageError(store.name, 'advance', error);
+      }
       if (outcome.kind === 'fence_lost') throw lost();
       if (outcome.kind === 'out_of_order') throw misuse(`phase ${position} ("${name}") was recorded by another attempt; nothing was written`);
       lease.renew(leaseMs);

@@ -155,6 +155,23 @@ describe('idempotency.flow: atomic phases, remote steps and recovery points', ()
     expect(rows).toEqual(['order']);
   });
 
+  it("a phase's own error reaches the caller unchanged; a store failure is a StorageError", async () => {
+    const { engine, store } = setup();
+    const mine = new Error('the phase failed');
+    await expect(engine.flow(request('k-13'), async (flow) => {
+      await flow.atomic('order', () => {
+        throw mine;
+      });
+      return { status: 200 };
+    })).rejects.toBe(mine);
+    const broken = { ...store, advance: async () => { throw new Error('connection reset'); } };
+    const failing = createIdempotency({ store: broken });
+    await expect(failing.flow(request('k-14'), async (flow) => {
+      await flow.atomic('order', () => 1);
+      return { status: 200 };
+    })).rejects.toSatisfy((error) => isOncelyError(error, 'storage_error'));
+  });
+
   it('a thrown error before any recovery point releases the record, so the retry starts afresh', async () => {
     const { engine, store } = setup();
     await expect(engine.flow(request('k-11'), async () => {
