@@ -10,12 +10,7 @@ import { type FlowPhaseKind, type FlowState, type FlowStore, type FlowTransactio
 import { fromJsonText, toJsonText } from './json-text.js';
 
 /** The final response of a flow: what the client gets and what a retry replays. `body` must be JSON. */
-export interface FlowResponse<B = unknown> {
-  readonly status: number;
-  readonly headers?: Readonly<Record<string, string>>;
-  readonly body?: B;
-  readonly resourceId?: string;
-}
+export type FlowResponse<B = unknown> = Omit<StoredResponse, 'body' | 'bodyOmitted'> & { readonly body?: B };
 
 /** One attempt at a flow: the scope, the client's key and the request the flow runs on. */
 export interface FlowRequest {

@@ -1,6 +1,7 @@
-import { type MemoryFlowTx, type MemoryStore, manualClock, memoryStore } from '@oncely/core';
+import { type MemoryFlowTx, type MemoryStore, manualClock } from '@oncely/core';
 import { describe, expect, it } from 'vitest';
 import { type RecordedTest, recordSuite, runFlowConformance, type TestRunner } from '../../src/index.js';
+import { memoryFlowOptions } from '../memory-flow-options.js';
 
 /** Single-bug flow stores: the memory store with one clause broken, and the clause whose test must catch it. */
 const bugs = {
@@ -65,27 +66,10 @@ type Bug = keyof typeof bugs;
 
 function run(bug: Bug | undefined, clauses?: readonly string[]): Promise<RecordedTest[]> {
   const clock = manualClock(Date.UTC(2026, 0, 1));
-  const rows = new WeakMap<object, string[]>();
-  let written: string[] = [];
+  const wrap = (inner: MemoryStore): MemoryStore => (bug ? Object.assign(Object.create(inner), inner, bugs[bug][1](inner)) : inner);
   return recordSuite(
     expect as TestRunner['expect'],
-    (runner) =>
-      runFlowConformance<MemoryStore, MemoryFlowTx>(runner, {
-        name: bug ?? 'correct',
-        createStore: () => {
-          const inner = memoryStore({ clock });
-          const store: MemoryStore = bug ? Object.assign(Object.create(inner), inner, bugs[bug][1](inner)) : inner;
-          written = [];
-          rows.set(store, written);
-          return store;
-        },
-        advanceTime: async (ms) => clock.advance(ms),
-        write: (tx, label) => {
-          const into = written;
-          tx.onCommit(() => into.push(label));
-        },
-        count: async (store, label) => (rows.get(store) ?? []).filter((row) => row === label).length,
-      }),
+    (runner) => runFlowConformance<MemoryStore, MemoryFlowTx>(runner, memoryFlowOptions(bug ?? 'correct', clock, wrap)),
     clauses ? { filter: (test) => test.clauses.some((clause) => clauses.includes(clause)) } : {},
   );
 }
