@@ -9,7 +9,7 @@ import { superviseService } from './supervisor/service-process.js';
 
 const USAGE = `npm run demo:scenarios -- [flags]
 
-Starts the payments service as a child process (with --faults), runs the eight failure boundaries
+Starts the payments service as a child process (with --faults), runs the nine scenarios
 against it through real HTTP, restarts it when a scenario kills it, and prints a table. Exits 1 on
 any FAIL.
 

@@ -84,13 +84,16 @@ describe('the dashboard (what npm run demo serves), driven by Chromium', () => {
       expect(failures, `scenario ${scenario.id}`).toEqual([]);
       expect(await badge.getAttribute('data-result')).toBe('PASS');
       expect(await row.locator('.observed').textContent()).toMatch(/observed \(\d+ attempts\)/);
+      // The storm of scenario 8 charged 120 clients once each in the process running then (9 restarts it).
+      if (scenario.id === 8) {
+        await expect.poll(async () => Number(await page.locator('[data-counter="executed"] b').textContent())).toBeGreaterThanOrEqual(120);
+      }
     }
     // The crash scenarios killed the service; the supervisor brought it back each time.
     expect(service?.restarts).toBeGreaterThanOrEqual(3);
     await page.locator('#service[data-state="up"]').waitFor();
-    // The storm of scenario 8 charged 120 clients once each in the process that is running now.
-    await expect.poll(async () => Number(await page.locator('[data-counter="executed"] b').textContent())).toBeGreaterThanOrEqual(120);
-  });
+    // Nine scenarios, five of them restarting the service: more than the default 120 s on a loaded host.
+  }, 240_000);
 
   it('colours the timeline by outcome: executed, replayed, rejected', async () => {
     const request = { method: 'POST' as const, path: '/v1/payments', caller: 'acme:alice', key: 'dashboard-3', body: payment };

@@ -22,6 +22,21 @@ export type {
 } from './store.js';
 export { isTransactionalStore } from './store.js';
 
+// The flow store contract: recovery points of multi-step operations.
+export type {
+  AbandonedFlow,
+  AdvanceInput,
+  AdvanceResult,
+  FlowPhase,
+  FlowPhaseKind,
+  FlowState,
+  FlowStore,
+  OpenFlowInput,
+  PhaseOutcome,
+} from './flow/flow-store.js';
+export { isFlowStore } from './flow/flow-store.js';
+export { fromJsonText, toJsonText } from './flow/json-text.js';
+
 // The journal contract and what implementations share.
 export type {
   BeginOptions,

@@ -31,7 +31,17 @@ export { type CanonicalizeOptions, canonicalize, DEFAULT_MAX_DEPTH } from './fin
 export type { FieldPath } from './fingerprint/field-paths.js';
 export { type FingerprintOptions, fingerprint, fingerprintInput } from './fingerprint/fingerprint.js';
 export { keyHash, sha256Hex } from './fingerprint/sha256.js';
-export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './memory/memory-store.js';
+export {
+  type Completer,
+  type CompleterEvent,
+  type CompleterOptions,
+  type CompleterRound,
+  createCompleter,
+} from './flow/completer.js';
+export { downstreamKey, downstreamKeyInput, MAX_STEP_LENGTH } from './flow/downstream-key.js';
+export type { FlowTransactionOf } from './flow/flow-store.js';
+export type { Flow, FlowBody, FlowRequest, FlowResponse, FlowResult } from './flow/run-flow.js';
+export { type MemoryFlowTx, type MemoryStore, type MemoryStoreOptions, memoryStore } from './memory/memory-store.js';
 export { defaultReplayPolicy, type OutcomeDecision, type ReplayPolicy, stripeReplayPolicy } from './replay-policy.js';
 export { assertValidKey, MAX_KEY_LENGTH, type Scope, toScope } from './scope.js';
 export type {

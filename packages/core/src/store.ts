@@ -79,6 +79,8 @@ export interface StoreCapabilities {
   readonly transactions: boolean;
   /** The server removes expired records itself (Redis TTL, MongoDB TTL index). */
   readonly nativeTtl: boolean;
+  /** Multi-step operations with recovery points (`idempotency.flow`): see `FlowStore`. Absent means false. */
+  readonly flows?: boolean;
 }
 
 /**

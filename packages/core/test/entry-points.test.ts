@@ -14,7 +14,7 @@ const MOVED: Record<string, readonly string[]> = {
   journal: ['memoryJournal', 'retryOperation', 'describeError'],
   outbox: ['createRelay'],
   otel: ['otelMetrics', 'otelRetryMetrics', 'otelOutboxMetrics'],
-  adapter: ['toStorageError', 'storageGuard', 'prepareOutboxEvent', 'resolveBegin', 'assertInboxInput', 'isTransactionalStore', 'backgroundLoop'],
+  adapter: ['toStorageError', 'storageGuard', 'prepareOutboxEvent', 'resolveBegin', 'assertInboxInput', 'isTransactionalStore', 'backgroundLoop', 'isFlowStore', 'toJsonText'],
 };
 
 describe('@oncely/core entry points', () => {
@@ -33,7 +33,7 @@ describe('@oncely/core entry points', () => {
 
   it('the root keeps the user API and no longer exports what moved; each moved name is in its entry', async () => {
     const root = await import('@oncely/core');
-    for (const name of ['createIdempotency', 'memoryStore', 'fingerprint', 'canonicalize', 'toScope', 'OncelyError', 'StorageError', 'isStorageError', 'manualClock', 'stripeReplayPolicy']) {
+    for (const name of ['createIdempotency', 'memoryStore', 'fingerprint', 'canonicalize', 'toScope', 'OncelyError', 'StorageError', 'isStorageError', 'manualClock', 'stripeReplayPolicy', 'createCompleter', 'downstreamKey', 'downstreamKeyInput']) {
       expect(name in root).toBe(true);
     }
     for (const [entry, names] of Object.entries(MOVED)) {
@@ -47,7 +47,7 @@ describe('@oncely/core entry points', () => {
 
   it('the adapter entry holds nothing only a user needs', async () => {
     const adapter = await import('@oncely/core/adapter');
-    for (const name of ['createIdempotency', 'memoryStore', 'createRelay', 'retry', 'otelMetrics', 'memoryJournal']) expect(name in adapter).toBe(false);
+    for (const name of ['createIdempotency', 'memoryStore', 'createRelay', 'retry', 'otelMetrics', 'memoryJournal', 'createCompleter', 'downstreamKey']) expect(name in adapter).toBe(false);
   });
 
   it('entries share one copy of their module state: an error from the adapter entry is the root class, in ESM and in CJS', async () => {

@@ -13,6 +13,7 @@ export { storeModelTests } from './store/model-tests.js';
 export { type ClauseExpect, type ClauseId, clauseExpect, clauseFailure, clauseTitle } from './clause.js';
 export { clausesOfFailure, clausesOfTitle, type RecordedTest, type RecordSuiteOptions, recordSuite } from './recorded-run.js';
 export { type JournalConformanceOptions, runJournalConformance } from './journal-conformance.js';
+export { type FlowConformanceOptions, runFlowConformance } from './flow-conformance.js';
 export {
   type OutboxUnderTest,
   type RawOutboxRow,

@@ -2,11 +2,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { clausesOfTitle, runJournalConformance, runOutboxSourceConformance, runStoreConformance, type TestRunner } from '../src/index.js';
+import { clausesOfTitle, runFlowConformance, runJournalConformance, runOutboxSourceConformance, runStoreConformance, type TestRunner } from '../src/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The contracts whose clauses these suites own (other suites add their own rows to the table). */
-const OWNED = ['store.', 'tx.', 'journal.', 'outbox-source.'];
+const OWNED = ['store.', 'tx.', 'journal.', 'outbox-source.', 'flow.'];
 const owned = (id: string) => OWNED.some((prefix) => id.startsWith(prefix));
 
 /** Clause id → the titles of the tests that carry it, from the suites as registered with their defaults. */
@@ -25,6 +25,7 @@ function registered(): Map<string, string[]> {
   runStoreConformance(runner, { name: 'store', createStore: unused });
   runJournalConformance(runner, { name: 'journal', createJournal: unused });
   runOutboxSourceConformance(runner, { name: 'outbox', createOutbox: unused });
+  runFlowConformance(runner, { name: 'flows', createStore: unused, write: unused, count: unused });
   return titles;
 }
 
@@ -62,7 +63,7 @@ describe('the contract is written once, and every clause has its test', () => {
   });
 
   it("each contract's TSDoc names every one of its clauses", () => {
-    const sources = { store: declaring('IdempotencyStore'), tx: declaring('TransactionalStore'), journal: declaring('OperationJournal'), 'outbox-source': declaring('OutboxSource') };
+    const sources = { store: declaring('IdempotencyStore'), tx: declaring('TransactionalStore'), journal: declaring('OperationJournal'), 'outbox-source': declaring('OutboxSource'), flow: declaring('FlowStore') };
     for (const clause of tests.keys()) {
       const contract = clause.split('.')[0] as keyof typeof sources;
       expect(sources[contract].includes(`\`${clause}\``), `${clause} is not in the TSDoc of its contract`).toBe(true);

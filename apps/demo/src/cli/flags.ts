@@ -144,7 +144,7 @@ export function parseHostFlags(argv: readonly string[], env: Environment): HostC
 /** What `npm run demo:scenarios` runs. */
 export interface ScenarioRunConfig {
   readonly service: ServiceConfig;
-  /** Scenario numbers to run, in order (default all eight). */
+  /** Scenario numbers to run, in order (default all nine). */
   readonly only: readonly number[];
 }
 
@@ -152,8 +152,8 @@ export interface ScenarioRunConfig {
 export function parseScenarioFlags(argv: readonly string[], env: Environment): ScenarioRunConfig | 'help' {
   const { values } = parse(argv, { ...SERVICE_OPTIONS, only: { type: 'string' } });
   if (values.help) return 'help';
-  const only = (values.only ?? '1,2,3,4,5,6,7,8').split(',').map((part) => integer('only', part.trim(), 0, 1));
-  if (only.some((n) => n > 8)) throw new UsageError('--only takes scenario numbers 1 to 8');
+  const only = (values.only ?? '1,2,3,4,5,6,7,8,9').split(',').map((part) => integer('only', part.trim(), 0, 1));
+  if (only.some((n) => n > 9)) throw new UsageError('--only takes scenario numbers 1 to 9');
   const service = toServiceConfig(
     {
       ...values,

@@ -43,7 +43,30 @@ CREATE TABLE IF NOT EXISTS demo_broker_messages (
   acked_at    timestamptz
 );
 CREATE INDEX IF NOT EXISTS demo_broker_messages_pending ON demo_broker_messages (id) WHERE acked_at IS NULL;
+CREATE TABLE IF NOT EXISTS demo_provider_charges (
+  idempotency_key text PRIMARY KEY,
+  charge_id       text NOT NULL,
+  amount          numeric(14,2) NOT NULL,
+  calls           integer NOT NULL DEFAULT 1
+);
+CREATE TABLE IF NOT EXISTS demo_payment_charges (
+  payment_id text PRIMARY KEY REFERENCES demo_payments (id),
+  charge_id  text NOT NULL
+);
 `;
+
+/** The fake provider's charge: the first call with a key creates it, every later one counts and answers it again. */
+export const PROVIDER_CHARGE = `
+INSERT INTO demo_provider_charges (idempotency_key, charge_id, amount) VALUES ($1, $2, $3::numeric)
+ON CONFLICT (idempotency_key) DO UPDATE SET calls = demo_provider_charges.calls + 1
+RETURNING charge_id, amount::text AS amount, calls`;
+
+/** What the provider holds for a key. */
+export const PROVIDER_CHARGE_BY_KEY = `
+SELECT charge_id, amount::text AS amount, calls FROM demo_provider_charges WHERE idempotency_key = $1`;
+
+/** The provider's charge id kept with the payment: the flow's final local write. */
+export const INSERT_PAYMENT_CHARGE = `INSERT INTO demo_payment_charges (payment_id, charge_id) VALUES ($1, $2)`;
 
 /** Creates the account on first use; a no-op afterwards. */
 export const OPEN_ACCOUNT = `

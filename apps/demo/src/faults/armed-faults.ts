@@ -2,7 +2,7 @@ import type { CrashPoint } from './crash.js';
 
 /** A fault armed through `POST /v1/faults`: it fires at the next matching point of the background work. */
 export type ArmRequest =
-  | { readonly point: Extract<CrashPoint, 'relay-after-publish' | 'consumer-before-ack'> }
+  | { readonly point: Extract<CrashPoint, 'relay-after-publish' | 'consumer-before-ack' | 'flow-after-charge'> }
   /** The card network fails every payment for `durationMs` (503, released so retries may execute). */
   | { readonly point: 'outage'; readonly durationMs: number };
 
@@ -12,7 +12,7 @@ export type ArmCheck = { readonly kind: 'valid'; readonly request: ArmRequest } 
 /** Validates `{ "point": "relay-after-publish" | "consumer-before-ack" }` or `{ "point": "outage", "duration_ms": n }`. */
 export function checkArmRequest(body: unknown): ArmCheck {
   const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  if (fields.point === 'relay-after-publish' || fields.point === 'consumer-before-ack') {
+  if (fields.point === 'relay-after-publish' || fields.point === 'consumer-before-ack' || fields.point === 'flow-after-charge') {
     return { kind: 'valid', request: { point: fields.point } };
   }
   if (fields.point === 'outage') {
@@ -22,14 +22,14 @@ export function checkArmRequest(body: unknown): ArmCheck {
     }
     return { kind: 'invalid', detail: 'duration_ms must be an integer between 1 and 60000.' };
   }
-  return { kind: 'invalid', detail: 'point must be relay-after-publish, consumer-before-ack or outage.' };
+  return { kind: 'invalid', detail: 'point must be relay-after-publish, consumer-before-ack, flow-after-charge or outage.' };
 }
 
 /** Faults waiting to fire; each crash point fires once. */
 export interface ArmedFaults {
   arm(request: ArmRequest): void;
   /** True once for an armed crash point, which it disarms. */
-  take(point: Extract<CrashPoint, 'relay-after-publish' | 'consumer-before-ack'>): boolean;
+  take(point: Extract<CrashPoint, 'relay-after-publish' | 'consumer-before-ack' | 'flow-after-charge'>): boolean;
   /** True while an armed outage lasts. */
   outage(now: number): boolean;
 }

@@ -1,5 +1,5 @@
 /** Named points where the service can be killed. */
-export type CrashPoint = 'before-commit' | 'relay-after-publish' | 'consumer-before-ack';
+export type CrashPoint = 'before-commit' | 'relay-after-publish' | 'consumer-before-ack' | 'flow-after-charge';
 
 /**
  * Kills this process with SIGKILL: no exit handlers, no flush, no rollback from our side; the

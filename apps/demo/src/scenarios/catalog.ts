@@ -3,12 +3,13 @@ import { consumerCrash } from './boundaries/consumer-crash.js';
 import { crashBeforeCommit } from './boundaries/crash-before-commit.js';
 import { dropResponse } from './boundaries/drop-response.js';
 import { expiredRecord } from './boundaries/expired-record.js';
+import { flowCompleted } from './boundaries/flow-completed.js';
 import { keyReuse } from './boundaries/key-reuse.js';
 import { relayCrash } from './boundaries/relay-crash.js';
 import { retryStorm } from './boundaries/retry-storm.js';
 import type { Scenario } from './scenario.js';
 
-/** The eight failure boundaries, in the order of the scenario table in the demo's README. */
+/** The eight failure boundaries, in the order of the scenario table in the demo's README, then the multi-step flow's. */
 export const SCENARIOS: readonly Scenario[] = [
   crashBeforeCommit,
   dropResponse,
@@ -18,4 +19,5 @@ export const SCENARIOS: readonly Scenario[] = [
   consumerCrash,
   expiredRecord,
   retryStorm,
+  flowCompleted,
 ];

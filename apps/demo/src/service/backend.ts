@@ -1,5 +1,6 @@
 import type { EngineEvent, Idempotency, IdempotencyStore } from '@oncely/core';
 import type { Inbox, OutboxSource } from '@oncely/core/outbox';
+import type { PostgresStore } from '@oncely/postgres';
 import type { Queryable } from '../database/database.js';
 import type { EnqueuePayment } from '../payments/charge.js';
 
@@ -10,6 +11,8 @@ import type { EnqueuePayment } from '../payments/charge.js';
 export interface Backend {
   readonly engine: Idempotency<IdempotencyStore>;
   readonly mode: 'transaction' | 'lease';
+  /** Multi-step payments (`flow`): their recovery points live in the business database, whatever keeps the records. */
+  readonly flows: Idempotency<PostgresStore>;
   /** Writes the payment's event in the charge's transaction. */
   readonly enqueue: EnqueuePayment;
   /** Where the relay claims events from. */

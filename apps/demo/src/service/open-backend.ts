@@ -8,6 +8,12 @@ import { PAYMENT_SUCCEEDED } from '../payments/charge.js';
 import type { Backend, BackendHooks } from './backend.js';
 import { deleteKeysWithPrefix } from './redis-reset.js';
 
+/** How long a flow's owner holds it between recovery points (each one renews it). */
+export const FLOW_LEASE_MS = 3_000;
+
+/** The service's retention, but never shorter than a flow's lease. */
+export const flowRetentionMs = (config: Pick<ServiceConfig, 'retentionMs'>): number => Math.max(config.retentionMs, FLOW_LEASE_MS);
+
 /**
  * Creates oncely's tables in the demo's schema and wires the engine: records in the business database
  * (`transaction` mode: one commit for claim, charge, event and response) or in Redis (`lease` mode).
@@ -34,6 +40,8 @@ export async function openBackend(config: ServiceConfig, database: Database, hoo
   }
   return {
     engine,
+    // A short lease: after a crash the completer takes the flow over within seconds.
+    flows: createIdempotency({ store: postgresStore({ db, schema }), ...engineOptions, leaseMs: FLOW_LEASE_MS, retentionMs: flowRetentionMs(config) }),
     mode: config.records.kind === 'redis' ? 'lease' : 'transaction',
     outbox: outbox.source,
     inbox: postgresInbox({ db, schema }),

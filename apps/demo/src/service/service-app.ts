@@ -1,10 +1,10 @@
-import { keyHash } from '@oncely/core';
+import { type FlowBody, keyHash } from '@oncely/core';
 import { fastifyKeyLookup } from '@oncely/http/fastify';
 import { parseIdempotencyKey, REPLAYED_HEADER } from '@oncely/http';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { registerAccountRoutes } from '../accounts/account-routes.js';
 import { callerOf, requireCaller } from '../auth/require-caller.js';
-import type { Database } from '../database/database.js';
+import type { Database, Queryable } from '../database/database.js';
 import type { ArmedFaults } from '../faults/armed-faults.js';
 import { registerFaultRoutes } from '../faults/fault-routes.js';
 import { type InFlight, trackInFlight } from '../faults/in-flight.js';
@@ -12,6 +12,8 @@ import type { Counters } from '../observability/counters.js';
 import { registerStatsRoutes } from '../observability/stats-routes.js';
 import { outcomeOf, type Timeline } from '../observability/timeline.js';
 import { CREATE_PAYMENT, registerPaymentRoutes } from '../payments/payment-routes.js';
+import { registerProviderPaymentRoutes } from '../payments/provider-payment-routes.js';
+import { registerProviderRoutes } from '../provider/provider-routes.js';
 import type { Backend } from './backend.js';
 import './request-state.js';
 
@@ -25,6 +27,8 @@ export interface ServiceParts {
   readonly timeline: Timeline;
   readonly store: string;
   readonly startedAt: Date;
+  /** The provider payment flow, as the completer runs it too. */
+  readonly providerPayment: FlowBody<Queryable>;
 }
 
 /** The service's app, and what its background work needs from it. */
@@ -77,6 +81,8 @@ export async function buildServiceApp(parts: ServiceParts): Promise<ServiceApp> 
     { onRequest: requireCaller },
     fastifyKeyLookup({ engine: backend.engine, operations: [CREATE_PAYMENT], scope: (request) => callerOf(request) }),
   );
+  registerProviderPaymentRoutes(app, { flows: backend.flows, payment: parts.providerPayment });
+  registerProviderRoutes(app, database);
   registerAccountRoutes(app, database);
   registerFaultRoutes(app, { enabled: parts.faultsEnabled, faults: parts.faults });
   registerStatsRoutes(app, {

@@ -1,3 +1,4 @@
+import { createCompleter } from '@oncely/core';
 import { createRelay, type Relay } from '@oncely/core/outbox';
 import { type BillingConsumer, startBillingConsumer } from '../billing/billing-consumer.js';
 import { queuePublisher } from '../billing/queue-publisher.js';
@@ -6,8 +7,9 @@ import { type Database, openDatabase } from '../database/database.js';
 import { armedFaults } from '../faults/armed-faults.js';
 import { createCounters } from '../observability/counters.js';
 import { createTimeline } from '../observability/timeline.js';
+import { PROVIDER_PAYMENT, providerPayment } from '../payments/provider-payment.js';
 import type { Backend } from './backend.js';
-import { openBackend } from './open-backend.js';
+import { FLOW_LEASE_MS, flowRetentionMs, openBackend } from './open-backend.js';
 import { buildServiceApp } from './service-app.js';
 
 /** A running payments service. */
@@ -37,7 +39,10 @@ export async function startService(config: ServiceConfig): Promise<RunningServic
     const backend: Backend = await openBackend(config, database, { onEngineEvent: counters.onEngineEvent });
     opened.push(() => backend.close());
 
+    let providerUrl = '';
+    const payment = providerPayment({ providerUrl: () => providerUrl, faults, enqueue: backend.enqueue });
     const { app, inFlight } = await buildServiceApp({
+      providerPayment: payment,
       database,
       backend,
       faultsEnabled: config.faults,
@@ -74,6 +79,11 @@ export async function startService(config: ServiceConfig): Promise<RunningServic
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
+    providerUrl = `http://${config.host}:${port}/v1/provider/charges`;
+    // Finishes provider payments whose process died mid-flow, from their last recovery point.
+    const completer = createCompleter({ store: backend.flows.store, flows: { [PROVIDER_PAYMENT]: payment }, leaseMs: FLOW_LEASE_MS, retentionMs: flowRetentionMs(config), intervalMs: 250 });
+    await completer.start();
+    opened.push(() => completer.stop());
     return { port, close: closeAll };
   } catch (error) {
     await closeAll();

@@ -32,7 +32,7 @@ export function temporaryDataDir(label: string): { readonly path: string; remove
 }
 
 /**
- * Runs the eight failure boundaries against a service started as a child process (reset first),
+ * Runs every scenario against a service started as a child process (reset first),
  * one test per scenario, each failing with the expectations that did not hold.
  */
 export function describeScenarios(

@@ -1,3 +1,4 @@
+import { type FlowBody, flowRunner } from '../flow/run-flow.js';
 import { integerOption } from '../options/option-checks.js';
 import { toScope } from '../scope.js';
 import { storageGuard } from '../storage/storage-call.js';
@@ -5,7 +6,7 @@ import type { IdempotencyStore } from '../store.js';
 import { withEvents } from './engine-events.js';
 import { engineOptions } from './engine-options.js';
 import { leaseMode } from './lease-mode.js';
-import { requestPreparer } from './prepared-request.js';
+import { leaseTokens, requestPreparer } from './prepared-request.js';
 import { transactionMode } from './transaction-mode.js';
 import type { Idempotency, IdempotencyOptions } from './types.js';
 
@@ -18,10 +19,13 @@ export function createIdempotency<S extends IdempotencyStore>(options: Idempoten
   const { store, clock, emit } = engine;
   const prepare = requestPreparer(engine);
   const storageCall = storageGuard(store.name);
+  const { leaseMs, retentionMs, replay, fingerprint } = engine;
+  const flows = flowRunner({ store, leaseMs, retentionMs, replay, fingerprint, clock, nextToken: leaseTokens() });
   return {
     store,
     run: leaseMode(engine, prepare),
     runInTransaction: transactionMode(engine, prepare),
+    flow: (request, body) => flows.run(request, body as unknown as FlowBody<never, never>),
     async get(input) {
       const scope = toScope(input);
       return storageCall('get', () => store.get(scope));

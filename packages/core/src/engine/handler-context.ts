@@ -1,3 +1,4 @@
+import { downstreamKey } from '../flow/downstream-key.js';
 import type { Scope } from '../scope.js';
 import type { Lifeline } from './lifeline.js';
 import { keyHashOf, type PreparedRequest } from './prepared-request.js';
@@ -42,5 +43,9 @@ export class ContextBase implements HandlerContext {
     this.scope = prepared.scope;
     Object.defineProperty(this, 'signal', ContextBase.#signal);
     Object.defineProperty(this, 'keyHash', ContextBase.#keyHash);
+  }
+
+  downstreamKey(step: string): Promise<string> {
+    return downstreamKey(this.scope, step);
   }
 }

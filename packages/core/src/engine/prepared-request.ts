@@ -24,7 +24,7 @@ export const keyHashOf = (prepared: PreparedRequest): string => (prepared.keyHas
  * a fraction of a fresh UUID's cost, which every request pays. A token proves ownership to the store:
  * it must be unique, not secret.
  */
-function leaseTokens(): () => string {
+export function leaseTokens(): () => string {
   let prefix: string | undefined;
   let count = 0;
   return () => {

@@ -1,6 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { EngineEvent, EventListener } from '../events.js';
 import type { FingerprintOptions } from '../fingerprint/fingerprint.js';
+import type { FlowTransactionOf } from '../flow/flow-store.js';
+import type { Flow, FlowRequest, FlowResponse, FlowResult } from '../flow/run-flow.js';
 import type { ReplayPolicy } from '../replay-policy.js';
 import type { Scope } from '../scope.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse, TerminalState, TransactionOf } from '../store.js';
@@ -45,6 +47,8 @@ export interface HandlerContext {
   readonly keyHash: string;
   /** Renews the lease (default: the engine's `leaseMs`); throws `lease_lost` if it was taken over. */
   extendLease(ms?: number): Promise<void>;
+  /** The derived idempotency key of `step` to forward downstream: stable across retries and takeovers (see `downstreamKey`). */
+  downstreamKey(step: string): Promise<string>;
 }
 
 /** What a handler receives in transactional mode: the open transaction as well. */
@@ -101,6 +105,11 @@ export interface Idempotency<S extends IdempotencyStore> {
     request: IdempotencyRequest,
     handler: (context: TransactionHandlerContext<TransactionOf<S>>) => Promise<IdempotentResponse<B>>,
   ): Promise<RunResult<B>>;
+  /**
+   * A multi-step operation: atomic local phases and remote calls, each ending at a recovery point; a
+   * retry (or a completer) resumes at the last one. Needs a store with `capabilities.flows`.
+   */
+  flow<B>(request: FlowRequest, body: (flow: Flow<FlowTransactionOf<S>>) => Promise<FlowResponse<B>>): Promise<FlowResult<B>>;
   /** The caller's own record, for lookup and reconciliation endpoints. */
   get(scope: { tenant: string; principal?: string; operation: string; key: string }): Promise<IdempotencyRecord | undefined>;
   /** Deletes up to `limit` expired records. */

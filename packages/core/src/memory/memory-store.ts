@@ -1,4 +1,5 @@
 import { type Clock, systemClock } from '../clock.js';
+import type { AdvanceInput, AdvanceResult, FlowPhase, FlowState, FlowStore, OpenFlowInput, PhaseOutcome } from '../flow/flow-store.js';
 import type { Scope } from '../scope.js';
 import type {
   ClaimInput,
@@ -6,7 +7,6 @@ import type {
   CompleteInput,
   FenceResult,
   IdempotencyRecord,
-  IdempotencyStore,
   LeaseInput,
   RecordState,
   StoredResponse,
@@ -23,6 +23,16 @@ interface Entry {
   response?: string;
   createdAt: number;
   expiresAt: number;
+  /** The flow of this record's life, if one was opened; a takeover keeps it, a fresh claim has none. */
+  flow?: { readonly request: string; readonly phases: FlowPhase[] };
+}
+
+/**
+ * The memory store's phase transaction: writes registered with `onCommit` run when the recovery
+ * point commits, in order, and never when the phase rolls back or its owner lost the lease.
+ */
+export interface MemoryFlowTx {
+  onCommit(write: () => void): void;
 }
 
 /** Options of {@link memoryStore}. */
@@ -32,7 +42,7 @@ export interface MemoryStoreOptions {
 }
 
 /** The reference in-memory store, with a way to count records in tests. */
-export interface MemoryStore extends IdempotencyStore {
+export interface MemoryStore extends FlowStore<MemoryFlowTx> {
   /** Number of records held, expired ones included until purged. */
   readonly size: number;
 }
@@ -74,7 +84,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
 
   return {
     name: 'memory',
-    capabilities: { transactions: false, nativeTtl: false },
+    capabilities: { transactions: false, nativeTtl: false, flows: true },
     get size() {
       return entries.size;
     },
@@ -95,6 +105,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         leaseExpiresAt: now + input.leaseMs,
         createdAt: lapsed ? current.createdAt : now,
         expiresAt: now + input.retentionMs,
+        ...(lapsed && current.flow ? { flow: current.flow } : {}),
       });
       return { kind: 'claimed', fence, takeover: lapsed };
     },
@@ -137,6 +148,40 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         }
       }
       return purged;
+    },
+    async openFlow(input: OpenFlowInput): Promise<FlowState | 'fence_lost'> {
+      const entry = owned(input, clock.now());
+      if (!entry) return 'fence_lost';
+      entry.flow ??= { request: input.request, phases: [] };
+      return { request: entry.flow.request, phases: entry.flow.phases.map((phase) => ({ ...phase })) };
+    },
+    async advance<T>(input: AdvanceInput, work: (tx: MemoryFlowTx) => Promise<PhaseOutcome<T>>): Promise<AdvanceResult<T>> {
+      const check = (): AdvanceResult<T> | Entry => {
+        const entry = owned(input, clock.now());
+        if (!entry) return { kind: 'fence_lost' };
+        return entry.flow?.phases.length === input.position ? entry : { kind: 'out_of_order' };
+      };
+      const before = check();
+      if (!('scope' in before)) return before;
+      const writes: (() => void)[] = [];
+      const outcome = await work({ onCommit: (write) => void writes.push(write) });
+      // The commit: the lease and the position are judged again, and writes, phase and lease land in one step.
+      const entry = check();
+      if (!('scope' in entry)) return entry;
+      for (const write of writes) write();
+      const now = clock.now();
+      entry.flow!.phases.push({ name: input.name, kind: input.kind, ...(outcome.result === undefined ? {} : { result: outcome.result }) });
+      entry.leaseExpiresAt = now + input.leaseMs;
+      entry.expiresAt = Math.max(entry.expiresAt, entry.leaseExpiresAt);
+      return { kind: 'advanced', value: outcome.value };
+    },
+    async listAbandonedFlows(limit: number) {
+      const now = clock.now();
+      return [...entries.values()]
+        .filter((entry) => entry.flow && entry.state === 'in_progress' && entry.leaseExpiresAt <= now && entry.expiresAt > now)
+        .sort((a, b) => a.leaseExpiresAt - b.leaseExpiresAt)
+        .slice(0, limit)
+        .map((entry) => ({ scope: { ...entry.scope }, fingerprint: entry.fingerprint }));
     },
     async close() {
       entries.clear();

@@ -14,7 +14,10 @@ export type StoreOperation =
   | 'begin'
   | 'save'
   | 'commit'
-  | 'ensureIndexes';
+  | 'ensureIndexes'
+  | 'openFlow'
+  | 'advance'
+  | 'listAbandonedFlows';
 
 /** What an `OperationJournal` was doing: one of its methods, as `journal.<method>`, or opening its storage. */
 export type JournalOperation = `journal.${

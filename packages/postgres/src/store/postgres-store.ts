@@ -3,6 +3,7 @@ import {
   type ClaimInput,
   type ClaimResult,
   type FenceResult,
+  type FlowStore,
   integerOption,
   storageGuard,
   type TransactionClaim,
@@ -13,6 +14,7 @@ import { type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
 import { prepared } from '../sql/prepared.js';
 import { isConnectionLost, isLockTimeout, isRetryableConflict } from '../driver/sql-state.js';
 import { qualifiedName } from '../identifiers/identifier.js';
+import { postgresFlows } from './postgres-flows.js';
 import { type RecordRow, responseParams, toRecord } from './record.js';
 import { storeStatements } from '../sql/statements.js';
 
@@ -35,8 +37,9 @@ export interface PostgresStoreOptions extends SqlDriverOptions {
   readonly lockTimeoutMs?: number;
 }
 
-/** A PostgreSQL idempotency store: lease mode (`run`) and transactional mode (`runInTransaction`). */
-export interface PostgresStore extends TransactionalStore<PostgresTx> {
+/** A PostgreSQL idempotency store: lease mode (`run`), transactional mode (`runInTransaction`) and flows (`flow`). */
+export interface PostgresStore extends TransactionalStore<PostgresTx>, Omit<FlowStore<PostgresTx>, 'capabilities'> {
+  readonly capabilities: TransactionalStore<PostgresTx>['capabilities'] & { readonly flows: true };
   /** The quoted `"schema"."table"` the store reads and writes. */
   readonly table: string;
 }
@@ -82,7 +85,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   return {
     name: NAME,
     table,
-    capabilities: { transactions: true, nativeTtl: false },
+    capabilities: { transactions: true, nativeTtl: false, flows: true },
+    ...postgresFlows(driver, options.schema ?? 'public', options.table ?? DEFAULT_TABLE, storage),
 
     claim: (input) =>
       storage('claim', async () => {

@@ -1,0 +1,41 @@
+import { runFlowConformance } from '@oncely/testkit';
+import { afterAll, describe, expect, it } from 'vitest';
+import { migrate, type PostgresDb, type PostgresStore, type PostgresTx, postgresStore } from '../../src/index.js';
+import { createPool, dropSchema, uniqueSchema } from '../support/database.js';
+
+const pool = createPool();
+const schema = uniqueSchema('flows');
+let tables = 0;
+
+afterAll(async () => {
+  await dropSchema(pool, schema);
+  await pool.end();
+});
+
+/** Each store's business table, where its phases' writes land. */
+const writes = new WeakMap<PostgresStore, string>();
+/** The business table of the test running now: the tests of a file run one after another. */
+let current = '';
+
+const flowSuite = (name: string, db: PostgresDb, where: string) =>
+  runFlowConformance<PostgresStore, PostgresTx>({ describe, it, expect }, {
+    name,
+    createStore: async () => {
+      const table = `flow_records_${++tables}`;
+      await migrate(db, { schema: where, tables: { oncely_idempotency: table } });
+      current = `"${where}"."${table}_writes"`;
+      await db.query(`CREATE TABLE ${current} (label text NOT NULL)`);
+      const store = postgresStore({ db, schema: where, table });
+      writes.set(store, current);
+      return store;
+    },
+    write: async (tx, label) => {
+      await tx.query(`INSERT INTO ${current} (label) VALUES ($1)`, [label]);
+    },
+    count: async (store, label) => {
+      const { rows } = await db.query(`SELECT count(*)::int AS n FROM ${writes.get(store)} WHERE label = $1`, [label]);
+      return (rows[0] as { n: number }).n;
+    },
+  });
+
+flowSuite('postgres (pg.Pool)', pool, schema);
