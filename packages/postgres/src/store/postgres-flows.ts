@@ -38,7 +38,7 @@ const scopeParams = (scope: Scope) => [scope.tenant, scope.principal, scope.oper
 
 /**
  * The flow methods of the PostgreSQL store, over `<table>_flow` and `<table>_flow_phase`
- * (`sql/0005_flows.sql`). Each method is one transaction that first locks the record its token holds:
+ * (`sql/0007_flows.sql`). Each method is one transaction that first locks the record its token holds:
  * a takeover claim waits for it, and a lapsed owner finds no row and changes nothing.
  */
 export function postgresFlows(driver: SqlDriver, schema: string, table: string, storage: StorageGuard): FlowMethods {
