@@ -21,6 +21,8 @@ export interface PipelineOptions {
   readonly runId: string;
   /** Longest a run may take before it is declared stuck. */
   readonly timeoutMs: number;
+  /** Offered load: event `n` is enqueued no earlier than `n / ratePerSec` s after the start (default: as fast as producers go). */
+  readonly ratePerSec?: number;
 }
 
 /** What one run measured and what the business table holds afterwards. */
@@ -120,6 +122,8 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
       Array.from({ length: options.producers }, async () => {
         while (next < options.events) {
           const n = next++;
+          const wait = options.ratePerSec === undefined ? 0 : started + (n * 1_000) / options.ratePerSec - Date.now();
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
           await driver.transaction(async (tx) => {
             await outbox.enqueue(tx, {
               aggregateType: 'order',
