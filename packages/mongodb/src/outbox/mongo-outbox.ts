@@ -107,14 +107,19 @@ export function mongoOutbox(options: MongoOutboxOptions): MongoOutbox {
       return storageCall('outbox.claim', async () => {
         const candidates = await collection.aggregate<{ _id: string }>(claimCandidatesPipeline(limit)).toArray();
         // Each head is leased by its own compare-and-set: a relay that lost the race gets null and moves on.
-        const claimed = await Promise.all(
+        const settled = await Promise.allSettled(
           candidates.map(({ _id }) =>
             collection.findOneAndUpdate(claimFilter(_id), claimUpdate(owner, leaseMs), { returnDocument: 'after', includeResultMetadata: false }),
           ),
         );
-        return claimed
-          .filter((document): document is NonNullable<typeof document> => document !== null)
-          .map((document): ClaimedEvent => ({ ...toEvent(document), attempt: toNumber(document.attempts) }));
+        const claimed = settled.flatMap((result) => (result.status === 'fulfilled' && result.value !== null ? [result.value] : []));
+        const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+        if (failed) {
+          // A claim that throws must not keep what it leased: hand those back unattempted, then fail.
+          if (claimed.length > 0) await collection.updateMany(ownedFilter(owner, claimed.map((document) => document._id)), RELEASE_UPDATE);
+          throw failed.reason;
+        }
+        return claimed.map((document): ClaimedEvent => ({ ...toEvent(document), attempt: toNumber(document.attempts) }));
       });
     },
     async markPublished(eventIds) {

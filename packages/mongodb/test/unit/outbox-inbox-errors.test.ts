@@ -71,3 +71,33 @@ describe('outbox enqueue', () => {
     expect(isOncelyError(await failure(outbox.enqueue(session(true), { ...newEvent, aggregateSeq: 0 })), 'invalid_event')).toBe(true);
   });
 });
+
+describe('outbox claim', () => {
+  it('a claim whose compare-and-set fails for one head hands back the heads it leased, unattempted, and fails', async () => {
+    const document = (id: string) => ({
+      _id: id, aggregateType: 'order', aggregateId: id, aggregateSeq: 1, eventType: 'e', payload: '{}',
+      createdAt: new Date(0), publishedAt: null, deadLetteredAt: null, attempts: 1, availableAt: new Date(0),
+    });
+    const released: unknown[] = [];
+    const collection = {
+      aggregate: () => ({ toArray: async () => [{ _id: 'a' }, { _id: 'b' }, { _id: 'c' }] }),
+      findOneAndUpdate: async (filter: { _id: string }) => {
+        if (filter._id === 'b') throw new driver7.MongoNetworkError('connection reset');
+        return document(filter._id);
+      },
+      updateMany: async (filter: unknown, update: unknown) => {
+        released.push({ filter, update });
+        return { matchedCount: 2 };
+      },
+    };
+    const db = { collection: () => collection } as unknown as Db;
+    const outbox = mongoOutbox({ db });
+    const error = await failure(outbox.source.claim({ owner: 'relay-1', limit: 3, leaseMs: 1_000 }));
+    expect(isStorageError(error)).toBe(true);
+    expect(released).toHaveLength(1);
+    const [{ filter, update }] = released as [{ filter: Record<string, unknown>; update: object[] }];
+    expect(filter).toEqual({ _id: { $in: ['a', 'c'] }, leaseOwner: 'relay-1', publishedAt: null });
+    // The release update counts the attempt back.
+    expect(JSON.stringify(update)).toContain('$subtract');
+  });
+});
