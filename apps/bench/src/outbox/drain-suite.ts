@@ -87,6 +87,7 @@ export async function runOutboxDrainSuite(redis: PrivateRedis, options: BenchOpt
       runId: `drain${Date.now().toString(36)}`,
       timeoutMs: 120_000,
       ratePerSec: OFFERED_PER_SEC,
+      batchedInbox: true,
     });
     await client.flushall();
     const correct = e2e.appliedRows === e2e.events && e2e.distinctApplied === e2e.events && e2e.outOfOrderAggregates === 0;
@@ -121,7 +122,7 @@ export async function runOutboxDrainSuite(redis: PrivateRedis, options: BenchOpt
         ),
         '',
         `8 producers enqueue one event per transaction, paced to ${OFFERED_PER_SEC} events/s over 1,000 aggregates; 1 relay (LISTEN/NOTIFY)`,
-        'publishes to 4 Redis streams; one `redisStreamConsumer` per stream applies each event through `postgresInbox`.',
+        'publishes to 4 Redis streams; one `redisStreamConsumer` per stream applies each read in one `postgresInbox.runBatch` transaction.',
       ].join('\n'),
     );
   } finally {
