@@ -97,7 +97,7 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
                 'bench-billing',
                 events.map((event) => ({ eventId: event.eventId, fn: (tx: PostgresTx) => applyEvent(tx, event) })),
               );
-              result.outcomes.forEach((outcome, index) => counted(events[index]!, outcome));
+              for (const [index, outcome] of result.outcomes.entries()) counted(events[index]!, outcome);
               return result;
             },
           }
