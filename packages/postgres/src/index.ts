@@ -23,4 +23,11 @@ export {
   type PostgresOutboxOptions,
   postgresOutbox,
 } from './outbox/postgres-outbox.js';
-export { DEFAULT_INBOX_TABLE, type PostgresInbox, type PostgresInboxOptions, postgresInbox } from './inbox/postgres-inbox.js';
+export {
+  DEFAULT_INBOX_TABLE,
+  type InboxBatchItem,
+  type InboxBatchResult,
+  type PostgresInbox,
+  type PostgresInboxOptions,
+  postgresInbox,
+} from './inbox/postgres-inbox.js';

@@ -10,5 +10,7 @@ export {
   type RedisStreamConsumerOptions,
   redisStreamConsumer,
   type StreamDelivery,
+  type StreamBatchHandler,
+  type StreamBatchResult,
   type StreamHandler,
 } from './streams/stream-consumer.js';

@@ -38,8 +38,8 @@ const LONG = 600_000;
 let aggregates = 0;
 
 /**
- * The claim contract of an {@link OutboxSource} as tests, runner-agnostic like `@oncely/testkit`: one
- * event per aggregate and only the oldest unpublished; leases that keep other relays off until they
+ * The claim contract of an {@link OutboxSource} as tests, runner-agnostic like `@oncely/testkit`: each
+ * aggregate's unpublished events from the oldest, in sequence order; leases that keep other relays off until they
  * lapse; attempts counted per claim; owner-fenced reschedule, dead letter and release; gauges; purge;
  * and a race of concurrent relays that must never share an event or an aggregate.
  */
@@ -74,15 +74,28 @@ export function runOutboxSourceConformance(runner: TestRunner, options: SourceCo
       expect(claimed?.createdAt.getTime()).toBe(first.createdAt.getTime());
     });
 
-    test(['outbox-source.claim.oldest'], 'claims only the oldest unpublished event of each aggregate, with attempt 1', async (outbox) => {
+    test(['outbox-source.claim.oldest'], "claims each aggregate's unpublished events from the oldest, in sequence order, with attempt 1", async (outbox) => {
       const [a, b] = [newAggregate(), newAggregate()];
       const a1 = await outbox.enqueue(eventOf(a, 1));
-      await outbox.enqueue(eventOf(a, 2));
+      const a2 = await outbox.enqueue(eventOf(a, 2));
       const b1 = await outbox.enqueue(eventOf(b, 1));
       const claimed = await outbox.source.claim({ owner: 'r1', limit: 10, leaseMs: LONG });
-      expect(ids(claimed)).toEqual(ids([a1, b1]));
-      expect(claimed.map((event) => event.attempt)).toEqual([1, 1]);
-      expect((await outbox.inspect(a1.eventId))?.leaseOwner).toBe('r1');
+      expect(ids(claimed)).toEqual(ids([a1, a2, b1]));
+      expect(claimed.filter((event) => event.aggregateId === a).map((event) => event.eventId)).toEqual([a1.eventId, a2.eventId]);
+      expect(claimed.map((event) => event.attempt)).toEqual([1, 1, 1]);
+      expect((await outbox.inspect(a2.eventId))?.leaseOwner).toBe('r1');
+    });
+
+    test(['outbox-source.claim.batch'], "a hot aggregate's next events come in one claim, up to limit, and no other relay gets any of its events meanwhile", async (outbox) => {
+      const a = newAggregate();
+      const events = [];
+      for (let n = 1; n <= 5; n++) events.push(await outbox.enqueue(eventOf(a, n)));
+      const first = await outbox.source.claim({ owner: 'r1', limit: 3, leaseMs: LONG });
+      expect(first.map((event) => event.aggregateSeq)).toEqual([1, 2, 3]);
+      expect((await outbox.source.claim({ owner: 'r2', limit: 10, leaseMs: LONG })).length).toBe(0);
+      await outbox.source.markPublished(first.map((event) => event.eventId));
+      const rest = await outbox.source.claim({ owner: 'r2', limit: 10, leaseMs: LONG });
+      expect(rest.map((event) => event.eventId)).toEqual([events[3]!.eventId, events[4]!.eventId]);
     });
 
     test(['outbox-source.claim.limit'], 'claims at most limit events', async (outbox) => {
@@ -109,7 +122,7 @@ export function runOutboxSourceConformance(runner: TestRunner, options: SourceCo
       const a = newAggregate();
       const first = await outbox.enqueue(eventOf(a, 1));
       const second = await outbox.enqueue(eventOf(a, 2));
-      await outbox.source.claim({ owner: 'r1', limit: 10, leaseMs: LONG });
+      await outbox.source.claim({ owner: 'r1', limit: 1, leaseMs: LONG });
       await outbox.source.markPublished([first.eventId]);
       await outbox.source.markPublished([first.eventId]);
       expect(await outbox.inspect(first.eventId)).toEqual({ published: true, deadLettered: false, attempts: 1, leaseOwner: undefined });
@@ -189,7 +202,14 @@ export function runOutboxSourceConformance(runner: TestRunner, options: SourceCo
         const claimed = batches.flat();
         if (claimed.length === 0) break;
         expect(new Set(claimed.map((event) => event.eventId)).size).toBe(claimed.length);
-        expect(new Set(claimed.map((event) => event.aggregateId)).size).toBe(claimed.length);
+        // An aggregate's events of one round all went to one relay.
+        const owners = new Map<string, number>();
+        batches.forEach((batch, r) => {
+          for (const event of batch) {
+            expect(owners.get(event.aggregateId) ?? r).toBe(r);
+            owners.set(event.aggregateId, r);
+          }
+        });
         await Promise.all(batches.map((batch) => outbox.source.markPublished(batch.map((event) => event.eventId))));
         published.push(...claimed);
       }

@@ -1,5 +1,5 @@
 /** Every suite the bench can run, in the order it runs them. */
-export const SUITES = ['jitter', 'engine', 'redis', 'postgres', 'http-fetch', 'http-express', 'http-fastify', 'http-hono', 'outbox', 'recovery'] as const;
+export const SUITES = ['jitter', 'engine', 'redis', 'postgres', 'http-fetch', 'http-express', 'http-fastify', 'http-hono', 'outbox', 'outbox-drain', 'recovery'] as const;
 
 /** Names that stand for several suites: `--only=http` runs every HTTP binding's. */
 const GROUPS: Readonly<Record<string, readonly SuiteName[]>> = {
@@ -28,6 +28,11 @@ export interface BenchOptions {
   readonly jitterSeeds: number;
   /** Events per outbox run. */
   readonly outboxEvents: number;
+  /** Backlog drained per outbox-drain run, its time cap, its rounds, and the length of its steady-load run. */
+  readonly drainEvents: number;
+  readonly drainCapMs: number;
+  readonly drainRounds: number;
+  readonly drainE2eMs: number;
   readonly suites: readonly SuiteName[];
   /** Port of the private redis-server the bench starts (7200-7299 belongs to the bench). */
   readonly redisPort: number;
@@ -62,6 +67,10 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     raceDuplicates: 32,
     jitterSeeds: quick ? 20 : 100,
     outboxEvents: quick ? 500 : 5_000,
+    drainEvents: quick ? 10_000 : 100_000,
+    drainCapMs: quick ? 5_000 : 15_000,
+    drainRounds: 1,
+    drainE2eMs: quick ? 3_000 : 10_000,
     suites: SUITES.filter((suite) => suites.includes(suite)),
     redisPort: Number(env.BENCH_REDIS_PORT ?? 7201),
     httpPort: Number(env.BENCH_HTTP_PORT ?? 7210),

@@ -1,5 +1,5 @@
-import { createRelay, type Relay } from '@oncely/core/outbox';
-import { postgresInbox, postgresOutbox, sqlDriver } from '@oncely/postgres';
+import { createRelay, type InboxOutcome, type OutboxEvent, type Relay } from '@oncely/core/outbox';
+import { type PostgresTx, postgresInbox, postgresOutbox, sqlDriver } from '@oncely/postgres';
 import { partitionOf, type RedisStreamConsumer, redisStreamConsumer, redisStreamPublisher } from '@oncely/redis';
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
@@ -21,6 +21,10 @@ export interface PipelineOptions {
   readonly runId: string;
   /** Longest a run may take before it is declared stuck. */
   readonly timeoutMs: number;
+  /** Offered load: event `n` is enqueued no earlier than `n / ratePerSec` s after the start (default: as fast as producers go). */
+  readonly ratePerSec?: number;
+  /** Consumers apply each read in one inbox transaction (`inbox.runBatch`) instead of one per event. */
+  readonly batchedInbox?: boolean;
 }
 
 /** What one run measured and what the business table holds afterwards. */
@@ -64,6 +68,21 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
   });
   const failures: unknown[] = [];
 
+  const applyEvent = (tx: PostgresTx, event: OutboxEvent) =>
+    tx.query(`INSERT INTO ${applied} (event_id, aggregate_id, aggregate_seq) VALUES ($1, $2, $3)`, [
+      event.eventId,
+      event.aggregateId,
+      event.aggregateSeq,
+    ]);
+  const counted = (event: OutboxEvent, outcome: InboxOutcome) => {
+    if (outcome === 'duplicate') {
+      duplicates++;
+      return;
+    }
+    lastAppliedAt = Date.now();
+    applyLag.record(lastAppliedAt - event.createdAt.getTime());
+    if (++appliedCount === options.events) allApplied();
+  };
   const consumers: RedisStreamConsumer[] = Array.from({ length: options.partitions }, (_, partition) =>
     redisStreamConsumer({
       client: redis,
@@ -71,23 +90,24 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
       group: `${runId}-billing`,
       consumer: `consumer-${partition}`,
       blockMs: 100,
-      handle: async (event) => {
-        const outcome = await inbox.run({ consumer: 'bench-billing', eventId: event.eventId }, (tx) =>
-          tx.query(`INSERT INTO ${applied} (event_id, aggregate_id, aggregate_seq) VALUES ($1, $2, $3)`, [
-            event.eventId,
-            event.aggregateId,
-            event.aggregateSeq,
-          ]),
-        );
-        if (outcome === 'duplicate') {
-          duplicates++;
-          return outcome;
-        }
-        lastAppliedAt = Date.now();
-        applyLag.record(lastAppliedAt - event.createdAt.getTime());
-        if (++appliedCount === options.events) allApplied();
-        return outcome;
-      },
+      ...(options.batchedInbox
+        ? {
+            handleBatch: async (events: readonly OutboxEvent[]) => {
+              const result = await inbox.runBatch(
+                'bench-billing',
+                events.map((event) => ({ eventId: event.eventId, fn: (tx: PostgresTx) => applyEvent(tx, event) })),
+              );
+              for (const [index, outcome] of result.outcomes.entries()) counted(events[index]!, outcome);
+              return result;
+            },
+          }
+        : {
+            handle: async (event: OutboxEvent) => {
+              const outcome = await inbox.run({ consumer: 'bench-billing', eventId: event.eventId }, (tx) => applyEvent(tx, event));
+              counted(event, outcome);
+              return outcome;
+            },
+          }),
       onEvent: (event) => {
         if (event.type === 'consumer_error' || event.type === 'stream_handler_failed') failures.push(event);
       },
@@ -120,6 +140,8 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
       Array.from({ length: options.producers }, async () => {
         while (next < options.events) {
           const n = next++;
+          const wait = options.ratePerSec === undefined ? 0 : started + (n * 1_000) / options.ratePerSec - Date.now();
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
           await driver.transaction(async (tx) => {
             await outbox.enqueue(tx, {
               aggregateType: 'order',

@@ -51,13 +51,15 @@ export interface OutboxWakeUp {
  * Where a relay gets its events: the claim half of an outbox, implemented by each adapter. Every
  * method either answers or throws (a `StorageError`); none swallows a failure.
  *
- * The claim is the contract that makes several relays safe at once: only the oldest unpublished event
- * of each aggregate (by `aggregateSeq`) is claimable, and only when it is due, not dead-lettered and not
- * leased to another relay whose lease still runs.
+ * The claim is the contract that makes several relays safe at once: a claim takes, per aggregate, its
+ * unpublished events from the oldest (by `aggregateSeq`), in order, up to the first that is not due,
+ * dead-lettered or leased to another relay whose lease still runs; while any of them is leased, no
+ * other relay claims an event of that aggregate. So a hot aggregate drains a batch per claim.
  *
  * Each clause has an id, carried by the test of `runOutboxSourceConformance` that proves it:
  * `outbox-source.enqueue.sequence` (each aggregate is numbered 1, 2, 3… and the payload kept),
- * `outbox-source.claim.oldest` (only the oldest unpublished event of each aggregate, attempt 1),
+ * `outbox-source.claim.oldest` (each aggregate's unpublished events from the oldest, in order, attempt 1),
+ * `outbox-source.claim.batch` (a hot aggregate's next events in one claim; no other relay gets any meanwhile),
  * `outbox-source.claim.limit`, `outbox-source.claim.lease` (a leased event is not claimable until its
  * lease lapses; every claim counts an attempt), `outbox-source.fenced` (reschedule, release and dead
  * letter by a relay that lost its lease change nothing), `outbox-source.mark-published` (frees the next
@@ -73,7 +75,8 @@ export interface OutboxSource {
   readonly name: string;
   /**
    * Atomically leases up to `limit` claimable events to `owner` for `leaseMs` and increments their
-   * attempt count. At most one event per aggregate: the oldest unpublished one.
+   * attempt count. Per aggregate, a run of its oldest unpublished events, handed over in
+   * `aggregateSeq` order (events of other aggregates may come between them).
    */
   claim(input: OutboxClaimInput): Promise<readonly ClaimedEvent[]>;
   /**

@@ -13,8 +13,10 @@ export interface Publisher {
   /** Publisher name used in events, e.g. `redis-streams`. */
   readonly name: string;
   /**
-   * Publishes a batch (each event from a different aggregate) and resolves with one outcome per
-   * event, in the same order. May throw instead: every event of the batch then counts as failed.
+   * Publishes a batch and resolves with one outcome per event, in the same order. Events of one
+   * aggregate come in `aggregateSeq` order: send them in that order, and once one fails, send none
+   * of the later events of its aggregate (answer them failed), or consumers see them out of order.
+   * May throw instead: every event of the batch then counts as failed.
    * `signal` aborts when the publish timeout passes or a relay stop gives up waiting.
    */
   publish(events: readonly OutboxEvent[], signal: AbortSignal): Promise<readonly PublishOutcome[]>;

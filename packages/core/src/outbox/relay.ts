@@ -20,7 +20,7 @@ export interface RelayBatch {
   /** Failed and rescheduled with backoff. */
   readonly rescheduled: number;
   readonly deadLettered: number;
-  /** Handed back unattempted because the relay was stopping. */
+  /** Handed back unattempted: the relay was stopping, or an earlier event of the aggregate failed. */
   readonly released: number;
   /** Taken over by another relay after this one's lease lapsed. */
   readonly leaseLost: number;
@@ -54,8 +54,9 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * Creates an outbox relay. Several relays may run against one outbox: the source's claim hands each
- * aggregate's oldest unpublished event to one relay at a time, under a lease, so events of an
- * aggregate are first published in `aggregateSeq` order. Delivery is at-least-once: a relay that dies
+ * aggregate's next unpublished events to one relay at a time, under a lease, so events of an
+ * aggregate are first published in `aggregateSeq` order. When one event of an aggregate fails, the
+ * later events of that aggregate in the batch are released unattempted, to follow it. Delivery is at-least-once: a relay that dies
  * between the broker's acknowledgement and the mark leaves the event to be published again after its
  * lease lapses, so consumers deduplicate by `eventId` (an inbox) for an effectively-once effect.
  *
@@ -143,31 +144,49 @@ export function createRelay(options: RelayOptions): Relay {
     };
     if (claimed.length === 0) return batch;
     if (stopping()) {
-      batch.released = await release(claimed, batch);
+      batch.released = await release(claimed, batch, true);
       return batch;
     }
-    // An attempt count past the limit means earlier attempts died with their relay: do not try again.
-    const letters: { event: ClaimedEvent; error: unknown }[] = claimed
-      .filter((event) => event.attempt > maxAttempts)
-      .map((event) => ({
-        event,
-        error: new OncelyError('attempt_timeout', `oncely: ${maxAttempts} attempts ended without an answer (relay crashes or stalls)`),
-      }));
-    const ready = claimed.filter((event) => event.attempt <= maxAttempts);
+    const misfit = misfitOf(claimed, config.batchSize);
+    if (misfit) {
+      await release(claimed, batch, false);
+      throw new OncelyError('invalid_state', `oncely: source ${source.name} answered a claim outside its contract: ${misfit}`);
+    }
+    // Aggregates with an earlier event that does not go out in this batch: their later events wait for it.
+    const blocked = new Set<string>();
+    const letters: { event: ClaimedEvent; error: unknown }[] = [];
+    const ready: ClaimedEvent[] = [];
+    const held: ClaimedEvent[] = [];
+    for (const event of claimed) {
+      if (blocked.has(aggregateOf(event))) held.push(event);
+      else if (event.attempt > maxAttempts) {
+        // An attempt count past the limit means earlier attempts died with their relay: do not try again.
+        blocked.add(aggregateOf(event));
+        letters.push({
+          event,
+          error: new OncelyError('attempt_timeout', `oncely: ${maxAttempts} attempts ended without an answer (relay crashes or stalls)`),
+        });
+      } else ready.push(event);
+    }
     const outcomes = ready.length > 0 ? await publish(ready) : [];
     const published: ClaimedEvent[] = [];
     const retries: { event: ClaimedEvent; error: unknown; delayMs: number }[] = [];
     const unconfirmed: ClaimedEvent[] = [];
-    ready.forEach((event, index) => {
+    for (const [index, event] of ready.entries()) {
       const outcome = outcomes[index]!;
+      // An acknowledged publish is a fact, whatever failed before it.
       if (outcome.kind === 'published') published.push(event);
-      else if (hardStop.signal.aborted) unconfirmed.push(event);
-      else if (event.attempt >= maxAttempts) letters.push({ event, error: outcome.error });
+      else if (blocked.has(aggregateOf(event))) held.push(event);
       else {
-        const delayMs = fullJitter(Math.min(event.attempt - 1, MAX_EXPONENT), backoff, random);
-        retries.push({ event, error: outcome.error, delayMs });
+        blocked.add(aggregateOf(event));
+        if (hardStop.signal.aborted) unconfirmed.push(event);
+        else if (event.attempt >= maxAttempts) letters.push({ event, error: outcome.error });
+        else {
+          const delayMs = fullJitter(Math.min(event.attempt - 1, MAX_EXPONENT), backoff, random);
+          retries.push({ event, error: outcome.error, delayMs });
+        }
       }
-    });
+    }
 
     if (published.length > 0) {
       const marked = await bookkeeping('markPublished', false, async () => {
@@ -204,7 +223,8 @@ export function createRelay(options: RelayOptions): Relay {
       lost(batch, 'deadLetter', letters.length, parked);
       for (const { event, error } of letters) emit({ type: 'outbox_dead_lettered', ...describe(event), error });
     }
-    if (unconfirmed.length > 0) batch.released = await release(unconfirmed, batch);
+    if (unconfirmed.length > 0) batch.released += await release(unconfirmed, batch, true);
+    if (held.length > 0) batch.released += await release(held, batch, hardStop.signal.aborted);
     return batch;
   }
 
@@ -214,12 +234,12 @@ export function createRelay(options: RelayOptions): Relay {
     emit({ type: 'outbox_lease_lost', stage, count: asked - done });
   }
 
-  async function release(events: readonly ClaimedEvent[], batch: Mutable<RelayBatch>): Promise<number> {
+  async function release(events: readonly ClaimedEvent[], batch: Mutable<RelayBatch>, onStop: boolean): Promise<number> {
     const released = await bookkeeping('release', 0, () =>
       source.release({ owner: id, eventIds: events.map((event) => event.eventId) }),
     );
     lost(batch, 'release', events.length, released);
-    releasedOnStop += released;
+    if (onStop) releasedOnStop += released;
     return released;
   }
 
@@ -323,6 +343,29 @@ export function createRelay(options: RelayOptions): Relay {
       return cycle(() => false);
     },
   };
+}
+
+const aggregateOf = (event: ClaimedEvent) => JSON.stringify([event.aggregateType, event.aggregateId]);
+
+/**
+ * What is wrong with a claimed batch, if anything: more than `limit` events, an event twice, or an
+ * aggregate's events out of increasing `aggregateSeq` order (publishing them would break its order).
+ */
+function misfitOf(claimed: readonly ClaimedEvent[], limit: number): string | undefined {
+  if (claimed.length > limit) return `${claimed.length} events for a limit of ${limit}`;
+  const ids = new Set<string>();
+  const last = new Map<string, number>();
+  for (const event of claimed) {
+    if (ids.has(event.eventId)) return `event ${event.eventId} twice`;
+    ids.add(event.eventId);
+    const key = aggregateOf(event);
+    const previous = last.get(key);
+    if (previous !== undefined && !(event.aggregateSeq > previous)) {
+      return `sequence ${event.aggregateSeq} of ${event.aggregateType}/${event.aggregateId} after ${previous}`;
+    }
+    last.set(key, event.aggregateSeq);
+  }
+  return undefined;
 }
 
 /** Keeps what an operator needs from a failure, bounded so one huge message cannot bloat the outbox. */

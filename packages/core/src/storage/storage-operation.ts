@@ -49,7 +49,7 @@ export type OutboxStage =
 export type OutboxOperation = `outbox.${OutboxStage | 'enqueue' | 'requeue' | 'ensureIndexes'}`;
 
 /** What an `Inbox` was doing: one of its methods, as `inbox.<method>`. */
-export type InboxOperation = `inbox.${'process' | 'run' | 'purgeProcessed' | 'ensureIndexes'}`;
+export type InboxOperation = `inbox.${'process' | 'run' | 'runBatch' | 'purgeProcessed' | 'ensureIndexes'}`;
 
 /**
  * The steps of a broker consumer (the Redis stream consumer): creating its group, reading,

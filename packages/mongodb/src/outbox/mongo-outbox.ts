@@ -105,16 +105,43 @@ export function mongoOutbox(options: MongoOutboxOptions): MongoOutbox {
     name: ADAPTER,
     async claim({ owner, limit, leaseMs }) {
       return storageCall('outbox.claim', async () => {
-        const candidates = await collection.aggregate<{ _id: string }>(claimCandidatesPipeline(limit)).toArray();
-        // Each head is leased by its own compare-and-set: a relay that lost the race gets null and moves on.
-        const claimed = await Promise.all(
-          candidates.map(({ _id }) =>
-            collection.findOneAndUpdate(claimFilter(_id), claimUpdate(owner, leaseMs), { returnDocument: 'after', includeResultMetadata: false }),
-          ),
+        const candidates = await collection.aggregate<{ ids: string[] }>(claimCandidatesPipeline(limit)).toArray();
+        // Whole aggregates, oldest head first; the last one cut at the limit.
+        const wanted: string[][] = [];
+        let room = limit;
+        for (const { ids } of candidates) {
+          if (room <= 0) break;
+          wanted.push(ids.slice(0, room));
+          room -= Math.min(ids.length, room);
+        }
+        // Each event is leased by its own compare-and-set: a relay that lost the race gets null and moves on.
+        const settled = await Promise.allSettled(
+          wanted
+            .flat()
+            .map((id) =>
+              collection.findOneAndUpdate(claimFilter(id), claimUpdate(owner, leaseMs), { returnDocument: 'after', includeResultMetadata: false }),
+            ),
         );
-        return claimed
-          .filter((document): document is NonNullable<typeof document> => document !== null)
-          .map((document): ClaimedEvent => ({ ...toEvent(document), attempt: toNumber(document.attempts) }));
+        // Per aggregate only a run from its first event counts: one leased after an event this relay did
+        // not get would go out before it, so it is handed back with the rest.
+        const claimed: OutboxDocument[] = [];
+        const handBack: OutboxDocument[] = [];
+        let failed: PromiseRejectedResult | undefined;
+        let index = 0;
+        for (const ids of wanted) {
+          let run = true;
+          for (let i = 0; i < ids.length; i++) {
+            const result = settled[index++]!;
+            if (result.status === 'rejected') failed ??= result;
+            if (result.status === 'rejected' || result.value === null) run = false;
+            else (run ? claimed : handBack).push(result.value);
+          }
+        }
+        // A claim that throws must not keep what it leased: everything goes back unattempted, then it fails.
+        const back = failed ? [...claimed, ...handBack] : handBack;
+        if (back.length > 0) await collection.updateMany(ownedFilter(owner, back.map((document) => document._id)), RELEASE_UPDATE);
+        if (failed) throw failed.reason;
+        return claimed.map((document): ClaimedEvent => ({ ...toEvent(document), attempt: toNumber(document.attempts) }));
       });
     },
     async markPublished(eventIds) {

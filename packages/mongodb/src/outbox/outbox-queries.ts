@@ -64,21 +64,47 @@ export function enqueueCommand(event: Omit<OutboxDocument, 'createdAt' | 'publis
   };
 }
 
+/** True when an event may be claimed now: not parked, due, and not leased. */
+const claimable = { $and: [{ $eq: [{ $ifNull: ['$deadLetteredAt', null] }, null] }, { $lte: ['$availableAt', NOW] }, { $not: [leased] }] };
+
 /**
- * The heads of the aggregates, in one aggregation: for each aggregate its oldest unpublished event by
- * `aggregateSeq` (a dead-lettered head holds its aggregate back), kept when it is due and not leased,
- * oldest first, at most `limit`.
+ * What a claim may take, in one aggregation: for each aggregate, its unpublished events by
+ * `aggregateSeq` up to the first that is dead-lettered, not due or leased (so a dead-lettered head
+ * holds its aggregate back), aggregates with the oldest head first, at most `limit` aggregates.
+ * Each result is `{ ids }`, the aggregate's claimable event ids in sequence order.
  */
 export function claimCandidatesPipeline(limit: number): Document[] {
   return [
     { $match: { publishedAt: null } },
     { $sort: { aggregateType: 1, aggregateId: 1, aggregateSeq: 1 } },
-    { $group: { _id: { type: '$aggregateType', id: '$aggregateId' }, head: { $first: '$$ROOT' } } },
-    { $replaceWith: '$head' },
-    { $match: { deadLetteredAt: null, $expr: { $and: [{ $lte: ['$availableAt', NOW] }, { $not: [leased] }] } } },
+    {
+      $group: {
+        _id: { type: '$aggregateType', id: '$aggregateId' },
+        events: { $push: { _id: '$_id', ok: claimable, createdAt: '$createdAt' } },
+      },
+    },
+    {
+      $project: {
+        createdAt: { $arrayElemAt: ['$events.createdAt', 0] },
+        ids: {
+          $reduce: {
+            input: '$events',
+            initialValue: { open: true, ids: [] },
+            in: {
+              $cond: [
+                { $and: ['$$value.open', '$$this.ok'] },
+                { open: true, ids: { $concatArrays: ['$$value.ids', ['$$this._id']] } },
+                { open: false, ids: '$$value.ids' },
+              ],
+            },
+          },
+        },
+      },
+    },
+    { $match: { 'ids.ids.0': { $exists: true } } },
     { $sort: { createdAt: 1, _id: 1 } },
     { $limit: limit },
-    { $project: { _id: 1 } },
+    { $project: { _id: 0, ids: '$ids.ids' } },
   ];
 }
 

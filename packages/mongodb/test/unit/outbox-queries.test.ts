@@ -40,7 +40,7 @@ const event = (aggregateId: string, aggregateSeq: number, extra: Partial<OutboxD
 });
 
 describe('outbox claim (mingo)', () => {
-  it('offers only the oldest unpublished event of each aggregate, and only when it is due, free and not parked', () => {
+  it("offers each aggregate's unpublished events from the oldest, in sequence order, up to the first not due, leased or parked", () => {
     const events = [
       event('a', 1, { publishedAt: at(-5) }),
       event('a', 3),
@@ -52,9 +52,13 @@ describe('outbox claim (mingo)', () => {
       event('d', 2),
       event('e', 1, { leaseOwner: 'relay-9', leaseExpiresAt: at(-1) }),
       event('f', 7),
+      event('g', 1),
+      event('g', 2),
+      event('g', 3, { availableAt: at(5_000) }),
+      event('g', 4),
     ];
-    const offered = run(claimCandidatesPipeline(10), events).map((doc) => doc._id);
-    expect(offered.sort()).toEqual(['a-2', 'e-1', 'f-7']);
+    const offered = run(claimCandidatesPipeline(10), events).map((doc) => doc.ids as string[]);
+    expect(offered.sort()).toEqual([['a-2', 'a-3'], ['e-1'], ['f-7'], ['g-1', 'g-2']]);
     expect(run(claimCandidatesPipeline(2), events)).toHaveLength(2);
   });
 

@@ -48,6 +48,14 @@ export interface PostgresInbox extends Inbox<PostgresTx> {
   /** {@link process} in a transaction of its own on `db`: commits when `fn` resolves, rolls back when it throws. */
   run(input: InboxInput, fn: (tx: PostgresTx) => Promise<unknown>): Promise<InboxOutcome>;
   /**
+   * Applies a batch of events for `consumer` in one transaction, in order: one inbox row per event,
+   * each event's `fn` only when its row is new. When an event's `fn` throws, the transaction rolls
+   * back and the events before it run again without it, so they commit and only it (and what follows
+   * it, which must wait for it) is left for a redelivery. Resolves the outcomes of the committed
+   * events and, if one failed, its index and error. Refuses a malformed id before touching storage.
+   */
+  runBatch(consumer: string, items: readonly InboxBatchItem[]): Promise<InboxBatchResult>;
+  /**
    * Deletes up to `limit` rows recorded more than `olderThanMs` ago (database clock); returns how
    * many. Keep rows at least as long as an event can be redelivered (relay leases, stream retention,
    * consumer downtime): after that, a late redelivery is applied again.
@@ -65,6 +73,18 @@ export interface PostgresInbox extends Inbox<PostgresTx> {
  *   tx.query('UPDATE accounts SET balance = balance + $1 WHERE id = $2', [event.payload.amount, event.aggregateId]));
  * ```
  */
+/** One event of {@link PostgresInbox.runBatch}. */
+export interface InboxBatchItem {
+  readonly eventId: string;
+  readonly fn: (tx: PostgresTx) => Promise<unknown>;
+}
+
+/** What {@link PostgresInbox.runBatch} committed: outcomes of the first `outcomes.length` events, and the one that failed. */
+export interface InboxBatchResult {
+  readonly outcomes: readonly InboxOutcome[];
+  readonly failed?: { readonly index: number; readonly error: unknown };
+}
+
 export function postgresInbox(options: PostgresInboxOptions): PostgresInbox {
   const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_INBOX_TABLE);
   const driver = sqlDriver(options.db, options);
@@ -87,9 +107,40 @@ export function postgresInbox(options: PostgresInboxOptions): PostgresInbox {
     return 'processed';
   }
 
+  const inTransaction = <T>(work: (tx: PostgresTx) => Promise<T>) =>
+    driver.transaction(async (tx) => ({ action: 'commit', value: await work(tx) }));
+
+  async function runBatch(consumer: string, items: readonly InboxBatchItem[]): Promise<InboxBatchResult> {
+    for (const item of items) assertInboxInput({ consumer, eventId: item?.eventId });
+    let failed: InboxBatchResult['failed'];
+    // Each pass commits a prefix, or finds an earlier failure and tries again without it.
+    for (let end = items.length; end > 0; ) {
+      let failedAt = -1;
+      try {
+        const outcomes = await storageTransaction('postgres', 'inbox.runBatch', inTransaction<InboxOutcome[]>, async (tx: PostgresTx) => {
+          const done: InboxOutcome[] = [];
+          for (const [index, item] of items.slice(0, end).entries()) {
+            failedAt = index;
+            done.push(await process(tx, { consumer, eventId: item.eventId }, item.fn));
+          }
+          failedAt = -1;
+          return done;
+        });
+        return failed ? { outcomes, failed } : { outcomes };
+      } catch (error) {
+        // BEGIN or COMMIT failing is a storage failure of the whole batch.
+        if (failedAt < 0) throw error;
+        failed = { index: failedAt, error };
+        end = failedAt;
+      }
+    }
+    return failed ? { outcomes: [], failed } : { outcomes: [] };
+  }
+
   return {
     table,
     process,
+    runBatch,
     // fn's own errors pass through untouched; BEGIN or COMMIT failing is a storage failure.
     run: (input, fn) =>
       storageTransaction(

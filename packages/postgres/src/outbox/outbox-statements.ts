@@ -13,7 +13,26 @@ const eventColumns = (alias: Fragment) => sql`${alias}.event_id, ${alias}.aggreg
 const heldBy = (alias: Fragment) =>
   sql`${alias}.lease_owner = $1 AND ${alias}.lease_expires_at > statement_timestamp() AND ${alias}.published_at IS NULL`;
 
-/** The SQL of one outbox, written against its two tables. */
+/** The objects of one outbox, as `migrate()` names them after its table. */
+export interface OutboxTables {
+  readonly outbox: QuotedIdentifier;
+  /** `<table>_sequences`: the last sequence per aggregate. */
+  readonly sequences: QuotedIdentifier;
+  /** `<table>_aggregates`: the aggregates that may have unpublished events, and when each is claimable. */
+  readonly aggregates: QuotedIdentifier;
+  /** `<table>_claim(owner, limit, lease_ms)`: the claim function. */
+  readonly claim: QuotedIdentifier;
+}
+
+/** Sets `claimable_at` to now for the aggregates of the rows of `changed`, so the next claim looks at them again. */
+const wake = (aggregates: QuotedIdentifier) => sql`woken AS (
+        UPDATE ${aggregates} a SET claimable_at = statement_timestamp(), lease_owner = NULL
+        FROM (SELECT DISTINCT aggregate_type, aggregate_id FROM changed) c
+        WHERE a.aggregate_type = c.aggregate_type AND a.aggregate_id = c.aggregate_id
+      )
+      SELECT count(*)::float8 AS changed FROM changed`;
+
+/** The SQL of one outbox, written against its tables. */
 export interface OutboxStatements {
   /**
    * Bumps the aggregate's sequence (or checks the caller's, which must be higher) and inserts the
@@ -22,9 +41,9 @@ export interface OutboxStatements {
    * commit). No row: the caller's sequence was not higher than the last one.
    */
   readonly enqueue: string;
-  /** Leases up to $2 claimable events to $1 for $3 ms; one per aggregate, the oldest unpublished. */
+  /** Leases up to $2 claimable events to $1 for $3 ms: whole aggregates, each one's next events in sequence order. */
   readonly claim: string;
-  /** $1 event ids. */
+  /** $1 event ids. Like every relay write below, answers `changed` (events changed) and wakes their aggregates. */
   readonly markPublished: string;
   /** $1 owner, $2 event ids, $3 delays in ms, $4 errors. */
   readonly reschedule: string;
@@ -40,12 +59,14 @@ export interface OutboxStatements {
 }
 
 /**
- * One statement per call. The claim is the heart: among unpublished events that are due, not
- * dead-lettered and not leased, it takes those with no earlier unpublished event in their aggregate,
- * locking them with `FOR UPDATE SKIP LOCKED` so concurrent relays split the work instead of queueing,
- * and leases them on the database clock so a dead relay's events become claimable again.
+ * One statement per call. The claim is the heart (`sql/0005_outbox_aggregates.sql`): it locks the
+ * aggregates that have waited longest with `FOR UPDATE SKIP LOCKED`, so concurrent relays split them
+ * instead of queueing, and leases each one's unpublished events in sequence order up to the first that
+ * is dead-lettered, not due or leased, on the database clock, so a dead relay's events become
+ * claimable again. It reads only what it takes: its cost does not grow with the backlog.
  */
-export function outboxStatements(outbox: QuotedIdentifier, sequences: QuotedIdentifier, notify: boolean): OutboxStatements {
+export function outboxStatements(tables: OutboxTables, notify: boolean): OutboxStatements {
+  const { outbox, sequences, aggregates, claim } = tables;
   const o = sql`o`;
   const notification = notify ? sql`, pg_notify($7, '')::text AS notified` : sql``;
   return {
@@ -60,40 +81,38 @@ export function outboxStatements(outbox: QuotedIdentifier, sequences: QuotedIden
         INSERT INTO ${outbox} (event_id, aggregate_type, aggregate_id, aggregate_seq, event_type, payload, created_at, next_attempt_at)
         SELECT $1, $2, $3, seq.last_seq, $5, $6::jsonb, statement_timestamp(), statement_timestamp() FROM seq
         RETURNING aggregate_seq::float8 AS aggregate_seq, floor(extract(epoch FROM created_at) * 1000)::float8 AS created_ms
+      ), listed AS (
+        -- Reads seq, so it runs once the sequence row is locked; DO NOTHING takes no lock on an existing row.
+        INSERT INTO ${aggregates} (aggregate_type, aggregate_id) SELECT $2, $3 FROM seq
+        ON CONFLICT DO NOTHING
       )
       SELECT inserted.*${notification} FROM inserted`,
-    claim: sql`WITH claimable AS (
-        SELECT o.event_id FROM ${outbox} o
-        WHERE o.published_at IS NULL
-          AND o.dead_lettered_at IS NULL
-          AND o.next_attempt_at <= statement_timestamp()
-          AND (o.lease_expires_at IS NULL OR o.lease_expires_at <= statement_timestamp())
-          AND NOT EXISTS (
-            SELECT 1 FROM ${outbox} earlier
-            WHERE earlier.aggregate_type = o.aggregate_type AND earlier.aggregate_id = o.aggregate_id
-              AND earlier.published_at IS NULL AND earlier.aggregate_seq < o.aggregate_seq)
-        ORDER BY o.position
-        LIMIT $2
-        FOR UPDATE OF o SKIP LOCKED
-      )
-      UPDATE ${outbox} o
-      SET attempts = o.attempts + 1, lease_owner = $1, lease_expires_at = ${msFromNow(sql`$3`)}
-      FROM claimable WHERE o.event_id = claimable.event_id
-      RETURNING ${eventColumns(o)}`,
-    markPublished: sql`UPDATE ${outbox}
-      SET published_at = statement_timestamp(), lease_owner = NULL, lease_expires_at = NULL
-      WHERE event_id = ANY($1::text[]) AND published_at IS NULL`,
-    reschedule: sql`UPDATE ${outbox} o
-      SET next_attempt_at = ${msFromNow(sql`r.delay_ms`)}, last_error = r.error, lease_owner = NULL, lease_expires_at = NULL
-      FROM unnest($2::text[], $3::float8[], $4::text[]) AS r(event_id, delay_ms, error)
-      WHERE o.event_id = r.event_id AND ${heldBy(o)}`,
-    deadLetter: sql`UPDATE ${outbox} o
-      SET dead_lettered_at = statement_timestamp(), last_error = r.error, lease_owner = NULL, lease_expires_at = NULL
-      FROM unnest($2::text[], $3::text[]) AS r(event_id, error)
-      WHERE o.event_id = r.event_id AND ${heldBy(o)}`,
-    release: sql`UPDATE ${outbox} o
-      SET attempts = greatest(o.attempts - 1, 0), lease_owner = NULL, lease_expires_at = NULL
-      WHERE o.event_id = ANY($2::text[]) AND ${heldBy(o)}`,
+    claim: sql`SELECT ${eventColumns(o)} FROM ${claim}($1, $2, $3::float8) o`,
+    markPublished: sql`WITH changed AS (
+        UPDATE ${outbox} SET published_at = statement_timestamp(), lease_owner = NULL, lease_expires_at = NULL
+        WHERE event_id = ANY($1::text[]) AND published_at IS NULL
+        RETURNING aggregate_type, aggregate_id
+      ), ${wake(aggregates)}`,
+    reschedule: sql`WITH changed AS (
+        UPDATE ${outbox} o
+        SET next_attempt_at = ${msFromNow(sql`r.delay_ms`)}, last_error = r.error, lease_owner = NULL, lease_expires_at = NULL
+        FROM unnest($2::text[], $3::float8[], $4::text[]) AS r(event_id, delay_ms, error)
+        WHERE o.event_id = r.event_id AND ${heldBy(o)}
+        RETURNING o.aggregate_type, o.aggregate_id
+      ), ${wake(aggregates)}`,
+    deadLetter: sql`WITH changed AS (
+        UPDATE ${outbox} o
+        SET dead_lettered_at = statement_timestamp(), last_error = r.error, lease_owner = NULL, lease_expires_at = NULL
+        FROM unnest($2::text[], $3::text[]) AS r(event_id, error)
+        WHERE o.event_id = r.event_id AND ${heldBy(o)}
+        RETURNING o.aggregate_type, o.aggregate_id
+      ), ${wake(aggregates)}`,
+    release: sql`WITH changed AS (
+        UPDATE ${outbox} o
+        SET attempts = greatest(o.attempts - 1, 0), lease_owner = NULL, lease_expires_at = NULL
+        WHERE o.event_id = ANY($2::text[]) AND ${heldBy(o)}
+        RETURNING o.aggregate_type, o.aggregate_id
+      ), ${wake(aggregates)}`,
     stats: sql`SELECT count(*)::float8 AS unpublished,
         count(*) FILTER (WHERE dead_lettered_at IS NOT NULL)::float8 AS dead_lettered,
         coalesce(floor(extract(epoch FROM statement_timestamp() - min(created_at)) * 1000), 0)::float8 AS oldest_ms
@@ -105,8 +124,15 @@ export function outboxStatements(outbox: QuotedIdentifier, sequences: QuotedIden
         FOR UPDATE SKIP LOCKED
       )
       DELETE FROM ${outbox} o USING doomed WHERE o.event_id = doomed.event_id`,
-    requeue: sql`UPDATE ${outbox}
-      SET dead_lettered_at = NULL, attempts = 0, next_attempt_at = statement_timestamp()
-      WHERE event_id = ANY($1::text[]) AND dead_lettered_at IS NOT NULL AND published_at IS NULL`,
+    requeue: sql`WITH changed AS (
+        UPDATE ${outbox}
+        SET dead_lettered_at = NULL, attempts = 0, next_attempt_at = statement_timestamp()
+        WHERE event_id = ANY($1::text[]) AND dead_lettered_at IS NOT NULL AND published_at IS NULL
+        RETURNING aggregate_type, aggregate_id
+      ), woken AS (
+        INSERT INTO ${aggregates} (aggregate_type, aggregate_id) SELECT DISTINCT aggregate_type, aggregate_id FROM changed
+        ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE SET claimable_at = statement_timestamp(), lease_owner = NULL
+      )
+      SELECT count(*)::float8 AS changed FROM changed`,
   };
 }

@@ -13,7 +13,7 @@ import { prepared } from '../sql/prepared.js';
 import { sqlState } from '../driver/sql-state.js';
 import { qualifiedName, type QuotedIdentifier, quoteIdentifier } from '../identifiers/identifier.js';
 import { outboxStatements } from './outbox-statements.js';
-import { postgresSource } from './postgres-source.js';
+import { type ChangedRow, changedOf, postgresSource } from './postgres-source.js';
 
 const storageCall = storageGuard('postgres');
 
@@ -58,21 +58,27 @@ interface EnqueuedRow {
 }
 
 /**
- * A transactional outbox on PostgreSQL, in the tables `migrate()` creates (`sql/0002_outbox.sql`).
- * `enqueue` runs in the caller's transaction; `source` gives relays (`createRelay` in `@oncely/core`)
- * a claim where several relays can run at once: only the oldest unpublished event of each aggregate
- * is claimable, under `FOR UPDATE SKIP LOCKED` and a lease on the database clock. Delivery is
+ * A transactional outbox on PostgreSQL, in the tables `migrate()` creates (`sql/0002_outbox.sql`,
+ * `sql/0005_outbox_aggregates.sql`). `enqueue` runs in the caller's transaction; `source` gives relays
+ * (`createRelay` in `@oncely/core`) a claim where several relays can run at once: each leases whole
+ * aggregates (`FOR UPDATE SKIP LOCKED`, a lease on the database clock) and takes their next events in
+ * sequence order, so the claim costs the same whatever the backlog. Delivery is
  * at-least-once: consumers deduplicate with an inbox (`postgresInbox`).
  */
 export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
   const schema = options.schema ?? 'public';
   const tableName = options.table ?? DEFAULT_OUTBOX_TABLE;
   const table = qualifiedName(schema, tableName);
-  const sequences = qualifiedName(schema, `${tableName}_sequences`);
+  const tables = {
+    outbox: table,
+    sequences: qualifiedName(schema, `${tableName}_sequences`),
+    aggregates: qualifiedName(schema, `${tableName}_aggregates`),
+    claim: qualifiedName(schema, `${tableName}_claim`),
+  };
   const channel = options.channel === false ? undefined : (options.channel ?? tableName);
   if (channel !== undefined) quoteIdentifier(channel, 'notification channel');
   const driver = sqlDriver(options.db, options);
-  const sql = prepared(outboxStatements(table, sequences, channel !== undefined));
+  const sql = prepared(outboxStatements(tables, channel !== undefined));
 
   return {
     table,
@@ -115,8 +121,8 @@ export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
       };
     },
     async requeue(eventIds) {
-      const { rowCount } = await storageCall('outbox.requeue', () => driver.query(sql.requeue, [eventIds]));
-      return rowCount;
+      const { rows } = await storageCall('outbox.requeue', () => driver.query<ChangedRow>(sql.requeue, [eventIds]));
+      return changedOf(rows);
     },
   };
 }

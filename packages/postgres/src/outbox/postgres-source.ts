@@ -16,6 +16,20 @@ interface EventRow {
   readonly attempts: number;
 }
 
+/** What every relay write answers: how many events it changed. */
+export interface ChangedRow {
+  readonly changed: number;
+}
+
+/** The count a relay write answers. */
+export const changedOf = (rows: readonly ChangedRow[]) => Number(rows[0]?.changed ?? 0);
+
+/** A batch in the order the publisher gets it: aggregate by aggregate, each in sequence order. */
+const bySequence = (a: ClaimedEvent, b: ClaimedEvent) =>
+  a.aggregateType < b.aggregateType ? -1 : a.aggregateType > b.aggregateType ? 1
+  : a.aggregateId < b.aggregateId ? -1 : a.aggregateId > b.aggregateId ? 1
+  : a.aggregateSeq - b.aggregateSeq;
+
 interface StatsRow {
   readonly unpublished: number;
   readonly dead_lettered: number;
@@ -46,26 +60,26 @@ export function postgresSource(db: PostgresDb, driver: SqlDriver, sql: OutboxSta
     async claim({ owner, limit, leaseMs }) {
       return storageCall('outbox.claim', async () => {
         const { rows } = await driver.query<EventRow>(sql.claim, [owner, limit, leaseMs]);
-        // RETURNING order is unspecified: hand the batch over oldest first.
-        return rows.map(toClaimed).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.eventId < b.eventId ? -1 : 1));
+        // RETURNING order is unspecified: hand each aggregate's events over in sequence order.
+        return rows.map(toClaimed).sort(bySequence);
       });
     },
     async markPublished(eventIds) {
-      await storageCall('outbox.markPublished', () => driver.query(sql.markPublished, [eventIds]));
+      await storageCall('outbox.markPublished', () => driver.query<ChangedRow>(sql.markPublished, [eventIds]));
     },
     async reschedule({ owner, retries }) {
       const params = [owner, retries.map((r) => r.eventId), retries.map((r) => r.delayMs), retries.map((r) => r.error)];
-      const { rowCount } = await storageCall('outbox.reschedule', () => driver.query(sql.reschedule, params));
-      return rowCount;
+      const { rows } = await storageCall('outbox.reschedule', () => driver.query<ChangedRow>(sql.reschedule, params));
+      return changedOf(rows);
     },
     async deadLetter({ owner, letters }) {
       const params = [owner, letters.map((l) => l.eventId), letters.map((l) => l.error)];
-      const { rowCount } = await storageCall('outbox.deadLetter', () => driver.query(sql.deadLetter, params));
-      return rowCount;
+      const { rows } = await storageCall('outbox.deadLetter', () => driver.query<ChangedRow>(sql.deadLetter, params));
+      return changedOf(rows);
     },
     async release({ owner, eventIds }) {
-      const { rowCount } = await storageCall('outbox.release', () => driver.query(sql.release, [owner, eventIds]));
-      return rowCount;
+      const { rows } = await storageCall('outbox.release', () => driver.query<ChangedRow>(sql.release, [owner, eventIds]));
+      return changedOf(rows);
     },
     async stats() {
       const { rows } = await storageCall('outbox.stats', () => driver.query<StatsRow>(sql.stats));

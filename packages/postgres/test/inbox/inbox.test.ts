@@ -156,3 +156,45 @@ describe('postgres inbox', () => {
     }
   });
 });
+
+describe('postgres inbox: a batch in one transaction', () => {
+  it('applies each new event of a batch once, skips duplicates, and commits them together', async () => {
+    const ids = [uniqueKey('evt'), uniqueKey('evt'), uniqueKey('evt')];
+    await inbox.run({ consumer: 'batch', eventId: ids[1]! }, (tx) => credit(tx, ids[1]!));
+    const result = await inbox.runBatch('batch', ids.map((eventId) => ({ eventId, fn: (tx: PostgresTx) => credit(tx, eventId) })));
+    expect(result).toEqual({ outcomes: ['processed', 'duplicate', 'processed'] });
+    for (const eventId of ids) expect(await timesApplied(eventId)).toBe(1);
+    const again = await inbox.runBatch('batch', ids.map((eventId) => ({ eventId, fn: (tx: PostgresTx) => credit(tx, eventId) })));
+    expect(again.outcomes).toEqual(['duplicate', 'duplicate', 'duplicate']);
+  });
+
+  it('a poison event is isolated: the events before it commit, it and the later ones are left for a redelivery', async () => {
+    const ids = Array.from({ length: 5 }, () => uniqueKey('evt'));
+    const poison = new Error('cannot apply');
+    const result = await inbox.runBatch(
+      'batch',
+      ids.map((eventId, index) => ({
+        eventId,
+        fn: async (tx: PostgresTx) => {
+          await credit(tx, eventId);
+          if (index === 2) throw poison;
+        },
+      })),
+    );
+    expect(result).toEqual({ outcomes: ['processed', 'processed'], failed: { index: 2, error: poison } });
+    expect(await Promise.all(ids.map(timesApplied))).toEqual([1, 1, 0, 0, 0]);
+    expect(await Promise.all(ids.map((eventId) => recorded('batch', eventId)))).toEqual([true, true, false, false, false]);
+    // The redelivery from the poison on applies the rest once the poison is fixed.
+    const rest = await inbox.runBatch('batch', ids.slice(2).map((eventId) => ({ eventId, fn: (tx: PostgresTx) => credit(tx, eventId) })));
+    expect(rest.outcomes).toEqual(['processed', 'processed', 'processed']);
+    expect(await Promise.all(ids.map(timesApplied))).toEqual([1, 1, 1, 1, 1]);
+  });
+
+  it('refuses a malformed id before touching storage, and a first-event failure commits nothing', async () => {
+    await expect(inbox.runBatch('batch', [{ eventId: '', fn: async () => undefined }])).rejects.toMatchObject({ code: 'invalid_event' });
+    const eventId = uniqueKey('evt');
+    const result = await inbox.runBatch('batch', [{ eventId, fn: async () => Promise.reject(new Error('no')) }]);
+    expect([result.outcomes, result.failed?.index]).toEqual([[], 0]);
+    expect(await recorded('batch', eventId)).toBe(false);
+  });
+});

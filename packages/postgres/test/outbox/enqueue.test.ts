@@ -127,6 +127,40 @@ describe('postgres outbox: enqueue', () => {
     expect(statements).toBe(0);
   });
 
+  it('bad input (payload not JSON, missing aggregate or type, a sequence not above the last) is a typed error in the caller’s transaction, and writes nothing', async () => {
+    const aggregate = uniqueKey('ord');
+    await inTransaction(pool, (tx) => outbox.enqueue(tx, event(aggregate, { aggregateSeq: 3 })));
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    const fresh = uniqueKey('ord');
+    const bad: [string, Record<string, unknown>][] = [
+      ['invalid_event', { ...event(fresh), payload: cycle }],
+      ['invalid_event', { ...event(fresh), payload: { n: 10n } }],
+      ['invalid_event', { ...event(fresh), payload: undefined }],
+      ['invalid_event', { ...event(fresh), payload: () => 1 }],
+      ['invalid_event', { ...event(fresh), aggregateId: undefined }],
+      ['invalid_event', { ...event(fresh), aggregateType: '' }],
+      ['invalid_event', { ...event(fresh), eventType: undefined }],
+      ['outbox_sequence_conflict', event(aggregate, { aggregateSeq: 3 })],
+      ['outbox_sequence_conflict', event(aggregate, { aggregateSeq: 2 })],
+    ];
+    await inTransaction(pool, async (tx) => {
+      for (const [code, input] of bad) {
+        await expect(outbox.enqueue(tx, input as unknown as NewOutboxEvent)).rejects.toMatchObject({ code });
+      }
+      // Still usable: nothing above aborted it.
+      await tx.query('SELECT 1');
+    });
+    const count = async (table: string, id: string) =>
+      Number((await pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE aggregate_id = $1`, [id])).rows[0].n);
+    const [tableName] = outbox.table.split('.').slice(-1).map((part) => part.replaceAll('"', ''));
+    for (const table of [outbox.table, `"${schema}"."${tableName}_sequences"`, `"${schema}"."${tableName}_aggregates"`]) {
+      expect(await count(table, fresh)).toBe(0);
+    }
+    expect(await sequencesOf(aggregate)).toEqual([3]);
+    expect(Number((await pool.query(`SELECT last_seq::int AS n FROM "${schema}"."${tableName}_sequences" WHERE aggregate_id = $1`, [aggregate])).rows[0].n)).toBe(3);
+  });
+
   it('wraps a database failure as a StorageError', async () => {
     const failing: PostgresTx = {
       query: async () => {

@@ -32,6 +32,23 @@ export interface StreamDelivery {
  */
 export type StreamHandler = (event: OutboxEvent, delivery: StreamDelivery) => Promise<InboxOutcome>;
 
+/** What a {@link StreamBatchHandler} applied: outcomes of its first events, in order, and the one that failed, if any. */
+export interface StreamBatchResult {
+  readonly outcomes: readonly InboxOutcome[];
+  readonly failed?: { readonly index: number; readonly error: unknown };
+}
+
+/**
+ * Applies a stream's share of a read in one go, in stream order, e.g. in one inbox transaction:
+ * `(events) => inbox.runBatch('billing', events.map((event) => ({ eventId: event.eventId, fn: (tx) => apply(tx, event) })))`.
+ * The first `outcomes.length` entries are acknowledged; a failed one (and the rest) stays pending
+ * and is retried, before any later entry of its stream.
+ */
+export type StreamBatchHandler = (
+  events: readonly OutboxEvent[],
+  delivery: Omit<StreamDelivery, 'entryId'>,
+) => Promise<StreamBatchResult>;
+
 /** Options of {@link redisStreamConsumer}. */
 export interface RedisStreamConsumerOptions {
   /** An ioredis `Redis` or `Cluster`; the consumer reads on its own duplicate connection (blocking reads) and closes only that. */
@@ -42,7 +59,10 @@ export interface RedisStreamConsumerOptions {
   readonly group: string;
   /** This reader's name in the group. Reuse it after a restart to finish its own pending entries first. */
   readonly consumer: string;
-  readonly handle: StreamHandler;
+  /** Applies one event at a time; give this or `handleBatch`. */
+  readonly handle?: StreamHandler;
+  /** Applies each stream's entries of a read together (one transaction instead of one per event); give this or `handle`. */
+  readonly handleBatch?: StreamBatchHandler;
   /** Most entries read per call (default 50). */
   readonly batchSize?: number;
   /** How long one read blocks waiting for new entries (default 1 000 ms). */
@@ -104,9 +124,11 @@ const ignoreConnectionError = () => undefined;
  * stream at a time.
  */
 export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisStreamConsumer {
-  const { client, group, consumer, handle, clock = systemClock, random = Math.random } = options;
+  const { client, group, consumer, clock = systemClock, random = Math.random } = options;
   if (!client || typeof client.duplicate !== 'function') throw invalidOption('oncely/redis', 'redisStreamConsumer needs an ioredis Redis or Cluster client');
-  if (typeof handle !== 'function') throw invalidOption('oncely/redis', 'redisStreamConsumer needs a handle function');
+  if ((typeof options.handle === 'function') === (typeof options.handleBatch === 'function')) {
+    throw invalidOption('oncely/redis', 'redisStreamConsumer needs a handle or a handleBatch function (one of them)');
+  }
   const streams = typeof options.stream === 'string' ? [options.stream] : [...options.stream];
   if (streams.length === 0 || new Set(streams).size !== streams.length) {
     throw invalidOption('oncely/redis', 'stream must name at least one stream, each once');
@@ -174,37 +196,79 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
     return { entries, done: [...cursors.values()].every((cursor) => cursor === '0-0') };
   }
 
+  /** Reports one entry's failure and says when to try again. */
+  function failure(stream: string, entryId: string, event: OutboxEvent, error: unknown): number {
+    // Entry ids are unique per stream only: two streams can hold the same id.
+    const key = `${stream}\u0000${entryId}`;
+    const attempt = (attempts.get(key) ?? 0) + 1;
+    attempts.set(key, attempt);
+    const retryInMs = fullJitter(Math.min(attempt - 1, MAX_EXPONENT), backoff, random);
+    emit({ type: 'stream_handler_failed', stream, entryId, eventId: event.eventId, attempt, retryInMs, error });
+    return retryInMs;
+  }
+
+  function handled(stream: string, entryId: string, event: OutboxEvent, outcome: unknown): void {
+    if (outcome !== 'processed' && outcome !== 'duplicate') {
+      throw new OncelyError('invalid_state', `oncely/redis: the handler must resolve 'processed' or 'duplicate', got ${String(outcome)}`);
+    }
+    attempts.delete(`${stream}\u0000${entryId}`);
+    const type = outcome === 'processed' ? 'stream_processed' : 'stream_duplicate';
+    emit({ type, stream, entryId, eventId: event.eventId, eventType: event.eventType });
+  }
+
   /** Handles a stream's entries in order and stops at the first failure: later entries must wait for it. */
   async function handleStream(stream: string, entries: readonly RawEntry[]): Promise<StreamResult> {
     const ack: string[] = [];
+    const events: { entryId: string; event: OutboxEvent }[] = [];
     for (const entry of entries) {
       const parsed = parseStreamEntry(entry.fields);
       if (parsed.kind === 'malformed') {
         emit({ type: 'stream_malformed', stream, entryId: entry.id, problem: parsed.problem, fields: parsed.fields });
         ack.push(entry.id);
-        continue;
-      }
-      const { event } = parsed;
-      // Entry ids are unique per stream only: two streams can hold the same id.
-      const key = `${stream}\u0000${entry.id}`;
+      } else events.push({ entryId: entry.id, event: parsed.event });
+    }
+    if (options.handleBatch) return handleTogether(stream, events, ack, options.handleBatch);
+    const handle = options.handle!;
+    for (const { entryId, event } of events) {
       try {
-        const outcome = await handle(event, { stream, entryId: entry.id, group, consumer });
-        if (outcome !== 'processed' && outcome !== 'duplicate') {
-          throw new OncelyError('invalid_state', `oncely/redis: the handler must resolve 'processed' or 'duplicate', got ${String(outcome)}`);
-        }
-        attempts.delete(key);
-        ack.push(entry.id);
-        const type = outcome === 'processed' ? 'stream_processed' : 'stream_duplicate';
-        emit({ type, stream, entryId: entry.id, eventId: event.eventId, eventType: event.eventType });
+        handled(stream, entryId, event, await handle(event, { stream, entryId, group, consumer }));
+        ack.push(entryId);
       } catch (error) {
-        const attempt = (attempts.get(key) ?? 0) + 1;
-        attempts.set(key, attempt);
-        const retryInMs = fullJitter(Math.min(attempt - 1, MAX_EXPONENT), backoff, random);
-        emit({ type: 'stream_handler_failed', stream, entryId: entry.id, eventId: event.eventId, attempt, retryInMs, error });
-        return { kind: 'failed', ack, retryInMs };
+        return { kind: 'failed', ack, retryInMs: failure(stream, entryId, event, error) };
       }
     }
     return { kind: 'handled', ack };
+  }
+
+  /** One call for the stream's events: acknowledges the prefix it applied; the failed entry waits. */
+  async function handleTogether(
+    stream: string,
+    events: readonly { entryId: string; event: OutboxEvent }[],
+    ack: string[],
+    handleBatch: StreamBatchHandler,
+  ): Promise<StreamResult> {
+    if (events.length === 0) return { kind: 'handled', ack };
+    let result: StreamBatchResult;
+    try {
+      result = await handleBatch(
+        events.map((e) => e.event),
+        { stream, group, consumer },
+      );
+      const applied = result?.failed ? result.failed.index : events.length;
+      if (!Array.isArray(result?.outcomes) || result.outcomes.length !== applied || applied > events.length) {
+        throw new OncelyError('invalid_state', `oncely/redis: handleBatch must answer one outcome per applied event (${events.length} given)`);
+      }
+      result.outcomes.forEach((outcome, index) => {
+        handled(stream, events[index]!.entryId, events[index]!.event, outcome);
+        ack.push(events[index]!.entryId);
+      });
+    } catch (error) {
+      // An answer outside the contract (or a throw): nothing is acknowledged, the inbox dedupes the retry.
+      return { kind: 'failed', ack, retryInMs: failure(stream, events[0]!.entryId, events[0]!.event, error) };
+    }
+    if (!result.failed) return { kind: 'handled', ack };
+    const { entryId, event } = events[result.failed.index]!;
+    return { kind: 'failed', ack, retryInMs: failure(stream, entryId, event, result.failed.error) };
   }
 
   /** Handles a batch stream by stream and acknowledges what went through; resolves the pause a failure asks for, or 0. */

@@ -215,9 +215,40 @@ describe('redisStreamConsumer', () => {
     expect(consumer.status).toBe('stopped');
   });
 
+  it('handleBatch gets each stream share of a read at once; the applied prefix is acknowledged, a failed entry and the rest wait and are retried', async () => {
+    const stream = newStream();
+    const events = [eventOf('a', 1), eventOf('a', 2), eventOf('a', 3), eventOf('a', 4)];
+    await publish(stream, events);
+    const calls: string[][] = [];
+    const applied = new Set<string>();
+    let poisoned = true;
+    await startConsumer({
+      stream,
+      group: 'billing',
+      consumer: 'c1',
+      batchSize: 10,
+      handleBatch: async (batch) => {
+        calls.push(batch.map((event) => event.eventId));
+        const failedAt = poisoned ? batch.findIndex((event) => event.eventId === events[2]!.eventId) : -1;
+        const ok = failedAt < 0 ? batch : batch.slice(0, failedAt);
+        for (const event of ok) applied.add(event.eventId);
+        if (failedAt >= 0) {
+          poisoned = false;
+          return { outcomes: ok.map(() => 'processed' as const), failed: { index: failedAt, error: new Error('poison') } };
+        }
+        return { outcomes: ok.map(() => 'processed' as const) };
+      },
+    });
+    await until(async () => (await pendingCount(client, stream, 'billing')) === 0 && applied.size === 4);
+    const ids = events.map((event) => event.eventId);
+    expect(calls[0]).toEqual(ids);
+    // The retry starts at the failed entry: the two applied before it were acknowledged.
+    expect(calls[1]).toEqual(ids.slice(2));
+  });
+
   it('refuses options it cannot read with', () => {
     const base = { client, stream: 's', group: 'g', consumer: 'c', handle: ledger().handle };
-    for (const bad of [{ stream: [] }, { stream: ['a', 'a'] }, { group: '' }, { consumer: 'x\ny' }, { batchSize: 0 }, { handle: 1 }]) {
+    for (const bad of [{ stream: [] }, { stream: ['a', 'a'] }, { group: '' }, { consumer: 'x\ny' }, { batchSize: 0 }, { handle: 1 }, { handleBatch: async () => ({ outcomes: [] }) }]) {
       expect(() => redisStreamConsumer({ ...base, ...bad } as never)).toThrow(expect.objectContaining({ code: 'invalid_option' }));
     }
   });

@@ -19,8 +19,15 @@ export function memoryBroker(): MemoryBroker {
       return {
         name: 'memory',
         async publish(events) {
+          // As the Publisher contract asks: after a failure, nothing more of that aggregate in this batch.
+          const failed = new Set<string>();
           return events.map((event): PublishOutcome => {
-            if (decide(event) === 'fail') return { kind: 'failed', error: new Error(`broker refused ${event.eventId}`) };
+            const aggregate = JSON.stringify([event.aggregateType, event.aggregateId]);
+            if (failed.has(aggregate)) return { kind: 'failed', error: new Error(`an earlier event of ${event.aggregateId} failed`) };
+            if (decide(event) === 'fail') {
+              failed.add(aggregate);
+              return { kind: 'failed', error: new Error(`broker refused ${event.eventId}`) };
+            }
             log.push(event);
             return { kind: 'published' };
           });

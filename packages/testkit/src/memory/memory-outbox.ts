@@ -134,16 +134,22 @@ export function memoryOutbox(options: MemoryOutboxOptions = {}): MemoryOutbox {
     async claim({ owner, limit, leaseMs }) {
       check('claim');
       const now = clock.now();
-      const heads = new Map<string, MemoryOutboxRow>();
+      // Each aggregate's unpublished rows in sequence order, aggregates by their oldest row.
+      const pending = new Map<string, MemoryOutboxRow[]>();
       for (const row of rows) {
         if (row.publishedAt !== undefined) continue;
         const key = aggregateOf(row.event);
-        const head = heads.get(key);
-        if (!head || row.event.aggregateSeq < head.event.aggregateSeq) heads.set(key, row);
+        pending.set(key, [...(pending.get(key) ?? []), row]);
       }
-      const claimable = [...heads.values()]
-        .filter((row) => row.deadLetteredAt === undefined && row.nextAttemptAt <= now && row.leaseUntil <= now)
-        .slice(0, limit);
+      const claimable: MemoryOutboxRow[] = [];
+      for (const list of pending.values()) {
+        list.sort((a, b) => a.event.aggregateSeq - b.event.aggregateSeq);
+        for (const row of list) {
+          if (claimable.length >= limit) break;
+          if (row.deadLetteredAt !== undefined || row.nextAttemptAt > now || row.leaseUntil > now) break;
+          claimable.push(row);
+        }
+      }
       return claimable.map((row): ClaimedEvent => {
         row.attempts += 1;
         row.leaseOwner = owner;

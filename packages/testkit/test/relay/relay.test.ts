@@ -48,7 +48,7 @@ describe('relay: publishing', () => {
     expect((await relay.runOnce()).claimed).toBe(0);
   });
 
-  it('claims only the oldest unpublished event of each aggregate per round', async () => {
+  it("claims each aggregate's next events in sequence order, several per round", async () => {
     const { clock, outbox, broker } = setup();
     for (const id of ['a', 'a', 'a', 'b', 'b']) outbox.add(order(id));
     const relay = createRelay({ source: outbox.source, publisher: broker.publisher(), clock });
@@ -58,7 +58,7 @@ describe('relay: publishing', () => {
       await relay.runOnce();
       rounds.push(broker.log.slice(before).map((event) => `${event.aggregateId}${event.aggregateSeq}`));
     }
-    expect(rounds).toEqual([['a1', 'b1'], ['a2', 'b2'], ['a3'], []]);
+    expect(rounds).toEqual([['a1', 'a2', 'a3', 'b1', 'b2'], [], [], []]);
   });
 
   it('respects batchSize', async () => {
@@ -149,6 +149,59 @@ describe('relay: failures', () => {
     expect(parked.attempts).toBe(3);
     expect(events.filter((event) => event.type === 'outbox_dead_lettered')).toHaveLength(1);
     expect(await outbox.source.stats()).toEqual({ unpublished: 2, oldestUnpublishedAgeMs: 120, deadLettered: 1 });
+  });
+
+  it('when an event fails, the later events of its aggregate in the batch are released unattempted and follow it in order', async () => {
+    const { clock, outbox, broker } = setup();
+    const a1 = outbox.add(order('a'));
+    const a2 = outbox.add(order('a', 2));
+    const a3 = outbox.add(order('a', 3));
+    const b1 = outbox.add(order('b'));
+    let failFirst = true;
+    const relay = createRelay({
+      source: outbox.source,
+      // A publisher that breaks the contract and acknowledges a2 after a1 failed: the relay still holds a2 back.
+      publisher: {
+        name: 'flaky',
+        publish: async (events) =>
+          events.map((event) => {
+            if (event.eventId === a1.eventId && failFirst) return { kind: 'failed' as const, error: new Error('blip') };
+            if (event.eventId === a2.eventId) return { kind: 'failed' as const, error: new Error('follows a1') };
+            broker.log.push(event);
+            return { kind: 'published' as const };
+          }),
+      },
+      backoff: { baseMs: 10, capMs: 10 },
+      random: () => 0.99,
+      clock,
+    });
+    const first = await relay.runOnce();
+    expect(first).toMatchObject({ claimed: 4, published: 2, rescheduled: 1, released: 1 });
+    const row = (id: string) => outbox.rows.find((r) => r.event.eventId === id)!;
+    expect([row(a2.eventId).attempts, row(a2.eventId).leaseOwner]).toEqual([0, undefined]);
+    expect(broker.log.map((event) => event.eventId)).toEqual([a3.eventId, b1.eventId]);
+    failFirst = false;
+  });
+
+  it('refuses a claimed batch outside the contract (an aggregate out of order, over the limit) and releases it', async () => {
+    const { outbox } = setup();
+    const a1 = outbox.add(order('a'));
+    const a2 = outbox.add(order('a', 2));
+    const backwards = {
+      ...outbox.source,
+      claim: async (input: Parameters<typeof outbox.source.claim>[0]) => [...(await outbox.source.claim(input))].reverse(),
+    };
+    const relay = createRelay({ source: backwards, publisher: memoryBroker().publisher() });
+    await expect(relay.runOnce()).rejects.toSatisfy((error: unknown) => isOncelyError(error) && error.code === 'invalid_state');
+    expect(outbox.rows.map((r) => [r.event.eventId, r.attempts, r.leaseOwner])).toEqual([
+      [a1.eventId, 0, undefined],
+      [a2.eventId, 0, undefined],
+    ]);
+    const tooMany = createRelay({ source: outbox.source, publisher: memoryBroker().publisher(), batchSize: 1 });
+    const overLimit = { ...outbox.source, claim: (input: Parameters<typeof outbox.source.claim>[0]) => outbox.source.claim({ ...input, limit: 2 }) };
+    const greedy = createRelay({ source: overLimit, publisher: memoryBroker().publisher(), batchSize: 1 });
+    await expect(greedy.runOnce()).rejects.toSatisfy((error: unknown) => isOncelyError(error) && error.code === 'invalid_state');
+    expect((await tooMany.runOnce()).published).toBe(1);
   });
 
   it('dead-letters without publishing again an event whose relays died more than maxAttempts times', async () => {
