@@ -19,24 +19,37 @@ function eventProblem(event: unknown): string | undefined {
 }
 
 /**
- * A source's claim answer, checked against what the relay asked for: at most `limit` well-formed
- * events, each once, at most one per aggregate (its oldest unpublished event). Anything else throws a
- * `corruptRecord` inside the relay's storage call (so a `corrupt_record` StorageError) and nothing is published.
+ * A source's claim answer, checked for shape: a list of well-formed events. Anything else throws a
+ * `corruptRecord` inside the relay's storage call (so a `corrupt_record` StorageError) and nothing is
+ * published; {@link claimMisfit} then checks the batch against what the relay asked for.
  */
-export function checkedClaim(answer: unknown, input: OutboxClaimInput): readonly ClaimedEvent[] {
+export function checkedClaim(answer: unknown): readonly ClaimedEvent[] {
   if (!Array.isArray(answer)) throw corruptRecord('the outbox claim answered something that is not a list of events');
-  if (answer.length > input.limit) throw corruptRecord(`the outbox claim answered ${answer.length} events, more than the ${input.limit} asked for`);
-  const ids = new Set<string>();
-  const aggregates = new Set<string>();
   for (const event of answer) {
     const problem = eventProblem(event);
     if (problem) throw corruptRecord(`the outbox claim answered ${problem}`);
-    const { eventId, aggregateType, aggregateId } = event as ClaimedEvent;
-    if (ids.has(eventId)) throw corruptRecord(`the outbox claim answered event ${eventId} twice`);
-    const aggregate = `${aggregateType}\u0000${aggregateId}`;
-    if (aggregates.has(aggregate)) throw corruptRecord(`the outbox claim answered two events of aggregate ${aggregateType}/${aggregateId}, not only its oldest`);
-    ids.add(eventId);
-    aggregates.add(aggregate);
   }
   return answer as readonly ClaimedEvent[];
+}
+
+/**
+ * What is wrong with a well-formed claimed batch, if anything: more than `limit` events, an event
+ * twice, or an aggregate's events out of increasing `aggregateSeq` order (publishing them would break
+ * its order). A source may hand over several consecutive events of one aggregate.
+ */
+export function claimMisfit(claimed: readonly ClaimedEvent[], input: OutboxClaimInput): string | undefined {
+  if (claimed.length > input.limit) return `${claimed.length} events, more than the ${input.limit} asked for`;
+  const ids = new Set<string>();
+  const last = new Map<string, number>();
+  for (const event of claimed) {
+    if (ids.has(event.eventId)) return `event ${event.eventId} twice`;
+    ids.add(event.eventId);
+    const aggregate = `${event.aggregateType}\u0000${event.aggregateId}`;
+    const previous = last.get(aggregate);
+    if (previous !== undefined && !(event.aggregateSeq > previous)) {
+      return `sequence ${event.aggregateSeq} of ${event.aggregateType}/${event.aggregateId} after ${previous}`;
+    }
+    last.set(aggregate, event.aggregateSeq);
+  }
+  return undefined;
 }

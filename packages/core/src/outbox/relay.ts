@@ -1,9 +1,9 @@
-import { OncelyError, toStorageError } from '../errors.js';
+import { corruptRecord, OncelyError, StorageError, toStorageError } from '../errors.js';
 import { eventEmitter } from '../events.js';
 import { backgroundLoop, type LoopStatus } from '../loop/background-loop.js';
 import { fullJitter } from '../retry/full-jitter.js';
 import { storageGuard } from '../storage/storage-call.js';
-import { checkedClaim } from './claimed-events.js';
+import { checkedClaim, claimMisfit } from './claimed-events.js';
 import type { ClaimedEvent } from './outbox-event.js';
 import type { OutboxWakeUp } from './outbox-source.js';
 import type { PublishOutcome } from './publisher.js';
@@ -133,7 +133,7 @@ export function createRelay(options: RelayOptions): Relay {
   async function cycle(stopping: () => boolean): Promise<RelayBatch> {
     const input = { owner: id, limit: config.batchSize, leaseMs: config.leaseMs };
     // Checked inside the storage call: an answer outside the contract is a corrupt_record, and nothing is published.
-    const claimed = await storageCall('outbox.claim', async () => checkedClaim(await source.claim(input), input));
+    const claimed = await storageCall('outbox.claim', async () => checkedClaim(await source.claim(input)));
     const batch: Mutable<RelayBatch> = {
       claimed: claimed.length,
       published: 0,
@@ -147,10 +147,11 @@ export function createRelay(options: RelayOptions): Relay {
       batch.released = await release(claimed, batch, true);
       return batch;
     }
-    const misfit = misfitOf(claimed, config.batchSize);
+    const misfit = claimMisfit(claimed, input);
     if (misfit) {
+      // Released first, so a wrong batch leaves no event leased to a relay that will not publish it.
       await release(claimed, batch, false);
-      throw new OncelyError('invalid_state', `oncely: source ${source.name} answered a claim outside its contract: ${misfit}`);
+      throw new StorageError(source.name, 'outbox.claim', corruptRecord(`the outbox claim answered ${misfit}`), 'corrupt_record');
     }
     // Aggregates with an earlier event that does not go out in this batch: their later events wait for it.
     const blocked = new Set<string>();
@@ -346,27 +347,6 @@ export function createRelay(options: RelayOptions): Relay {
 }
 
 const aggregateOf = (event: ClaimedEvent) => JSON.stringify([event.aggregateType, event.aggregateId]);
-
-/**
- * What is wrong with a claimed batch, if anything: more than `limit` events, an event twice, or an
- * aggregate's events out of increasing `aggregateSeq` order (publishing them would break its order).
- */
-function misfitOf(claimed: readonly ClaimedEvent[], limit: number): string | undefined {
-  if (claimed.length > limit) return `${claimed.length} events for a limit of ${limit}`;
-  const ids = new Set<string>();
-  const last = new Map<string, number>();
-  for (const event of claimed) {
-    if (ids.has(event.eventId)) return `event ${event.eventId} twice`;
-    ids.add(event.eventId);
-    const key = aggregateOf(event);
-    const previous = last.get(key);
-    if (previous !== undefined && !(event.aggregateSeq > previous)) {
-      return `sequence ${event.aggregateSeq} of ${event.aggregateType}/${event.aggregateId} after ${previous}`;
-    }
-    last.set(key, event.aggregateSeq);
-  }
-  return undefined;
-}
 
 /** Keeps what an operator needs from a failure, bounded so one huge message cannot bloat the outbox. */
 function messageOf(error: unknown): string {

@@ -44,7 +44,7 @@ describe('relay: a claim answer outside the contract is corrupt_record, and noth
     // Real events, each claimed once: the batch, then what a second claim leases (more than the relay asked for).
     ['more events than batchSize', async (events, input, inner) => [...events, ...(await inner.claim({ ...input, limit: 5 }))]],
     ['an event twice', (events) => [events[0], events[0]]],
-    ['two events of one aggregate (not only its oldest)', (events) => [events[0], { ...events[0]!, eventId: 'not-asked-for', aggregateSeq: 2 }]],
+    ['two events of one aggregate out of sequence order', (events) => [{ ...events[0]!, eventId: 'not-asked-for', aggregateSeq: 2 }, events[0]]],
     ['null among the events', (events) => [events[0], null]],
     ['an event without an eventId', (events) => [{ ...events[0]!, eventId: undefined }]],
     ['an event with attempt 0', (events) => [{ ...events[0]!, attempt: 0 }]],

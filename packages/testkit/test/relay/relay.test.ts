@@ -183,7 +183,7 @@ describe('relay: failures', () => {
     failFirst = false;
   });
 
-  it('refuses a claimed batch outside the contract (an aggregate out of order, over the limit) and releases it', async () => {
+  it('refuses a claimed batch outside the contract (an aggregate out of order, over the limit) as corrupt_record and releases it', async () => {
     const { outbox } = setup();
     const a1 = outbox.add(order('a'));
     const a2 = outbox.add(order('a', 2));
@@ -192,7 +192,7 @@ describe('relay: failures', () => {
       claim: async (input: Parameters<typeof outbox.source.claim>[0]) => [...(await outbox.source.claim(input))].reverse(),
     };
     const relay = createRelay({ source: backwards, publisher: memoryBroker().publisher() });
-    await expect(relay.runOnce()).rejects.toSatisfy((error: unknown) => isOncelyError(error) && error.code === 'invalid_state');
+    await expect(relay.runOnce()).rejects.toSatisfy((error: unknown) => isOncelyError(error) && error.code === 'corrupt_record');
     expect(outbox.rows.map((r) => [r.event.eventId, r.attempts, r.leaseOwner])).toEqual([
       [a1.eventId, 0, undefined],
       [a2.eventId, 0, undefined],
@@ -200,7 +200,7 @@ describe('relay: failures', () => {
     const tooMany = createRelay({ source: outbox.source, publisher: memoryBroker().publisher(), batchSize: 1 });
     const overLimit = { ...outbox.source, claim: (input: Parameters<typeof outbox.source.claim>[0]) => outbox.source.claim({ ...input, limit: 2 }) };
     const greedy = createRelay({ source: overLimit, publisher: memoryBroker().publisher(), batchSize: 1 });
-    await expect(greedy.runOnce()).rejects.toSatisfy((error: unknown) => isOncelyError(error) && error.code === 'invalid_state');
+    await expect(greedy.runOnce()).rejects.toSatisfy((error: unknown) => isOncelyError(error) && error.code === 'corrupt_record');
     expect((await tooMany.runOnce()).published).toBe(1);
   });
 
