@@ -1,4 +1,8 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import amqp from 'amqplib';
 
 /** The shared RabbitMQ: never restarted; tests declare and delete queues of their own. */
@@ -59,4 +63,58 @@ export async function drain(connection: amqp.ChannelModel, queue: string, quietM
   while (Date.now() - last < quietMs) await new Promise((resolve) => setTimeout(resolve, 50));
   await channel.close();
   return found;
+}
+
+const run = (command: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) =>
+  new Promise<void>((resolve, reject) => {
+    execFile(command, args, { env: { ...process.env, ...env }, timeout: 120_000 }, (error) => (error ? reject(error) : resolve()));
+  });
+
+async function waitFor(url: string, up: boolean, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while ((await reachable(url)) !== up) {
+    if (Date.now() > deadline) throw new Error(`${url} still ${up ? 'down' : 'up'} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/**
+ * A private RabbitMQ node on a port of this package's range (55360–55399) with its own name, data
+ * folder and config (the machine's config binds the shared port), for tests that restart the broker.
+ */
+export async function privateRabbitNode(port: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'oncely-rabbit-'));
+  mkdirSync(join(dir, 'mnesia'));
+  mkdirSync(join(dir, 'log'));
+  writeFileSync(join(dir, 'rabbitmq.conf'), `listeners.tcp.default = 127.0.0.1:${port}\nloopback_users = none\n`);
+  writeFileSync(join(dir, 'plugins'), '[].\n');
+  // rabbitmq-server drops to the rabbitmq user: the node's folders must be its own.
+  await run('chown', ['-R', 'rabbitmq:rabbitmq', dir]).catch(() => undefined);
+  const node = `oncely-${port}@localhost`;
+  const env = {
+    RABBITMQ_NODENAME: node,
+    RABBITMQ_NODE_PORT: String(port),
+    RABBITMQ_DIST_PORT: String(port + 1),
+    RABBITMQ_MNESIA_BASE: join(dir, 'mnesia'),
+    RABBITMQ_LOG_BASE: join(dir, 'log'),
+    RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, 'plugins'),
+    RABBITMQ_CONFIG_FILE: join(dir, 'rabbitmq.conf'),
+  };
+  const url = `amqp://guest:guest@127.0.0.1:${port}`;
+  await run('rabbitmq-server', ['-detached'], env);
+  await waitFor(url, true, 120_000);
+  const ctl = (...args: string[]) => run('rabbitmqctl', ['-q', '-n', node, ...args], env);
+  return {
+    url,
+    /** Stops the broker application (every connection drops) and starts it again on the same data. */
+    async restart() {
+      await ctl('stop_app');
+      await ctl('start_app');
+      await waitFor(url, true, 60_000);
+    },
+    async stop() {
+      await ctl('stop').catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
