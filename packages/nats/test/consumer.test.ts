@@ -57,9 +57,13 @@ describe.skipIf(!natsUp)(suiteTitle('natsConsumer on the shared JetStream'), () 
         return handle(event);
       },
     });
-    await until('the first message is delivered and held', async () => (await info(durable)).num_ack_pending === 1);
-    expect(applied).toEqual([]);
+    await until('the first message is delivered', async () => (await info(durable)).delivered.stream_seq >= 1);
+    // The handler is held: the message stays unacknowledged, nothing later is delivered.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const held = await info(durable);
     open();
+    expect([held.num_ack_pending, held.delivered.stream_seq - held.ack_floor.stream_seq]).toEqual([1, 1]);
+    expect(applied).toEqual([]);
     await until('all are acknowledged', async () => {
       const state = await info(durable);
       return state.num_ack_pending === 0 && state.num_pending === 0 && applied.length === 3;
