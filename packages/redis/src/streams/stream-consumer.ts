@@ -9,13 +9,16 @@ import {
   type LoopStatus,
   type OutboxEvent,
   storageGuard,
+  type TraceOption,
   toStorageError,
+  withConsumerSpan,
 } from '@oncely/core/adapter';
 import { type BackoffOptions, fullJitter } from '@oncely/core/retry';
 import type { Cluster, Redis } from 'ioredis';
 import { duplicateWithLegacyReplies } from '../ioredis/duplicate.js';
 import type { ConsumerStage, StreamConsumerEvent } from './consumer-events.js';
 import { parseStreamEntry } from './stream-entry.js';
+import { traceApi } from './trace-api.js';
 
 /** Where an event came from, for handlers that log or trace. */
 export interface StreamDelivery {
@@ -57,6 +60,8 @@ export interface RedisStreamConsumerOptions {
   readonly backoff?: BackoffOptions;
   readonly clock?: Clock;
   readonly random?: () => number;
+  /** Handler spans linked to the producer's trace context (the entry's `headers`): `@opentelemetry/api` if installed (default), a copy of it, or `false`. */
+  readonly trace?: TraceOption;
   readonly onEvent?: EventListener<StreamConsumerEvent>;
 }
 
@@ -119,6 +124,7 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
   const backoff = options.backoff ?? { baseMs: 100, capMs: 30_000 };
 
   let connection: Redis | Cluster | undefined;
+  let trace: Awaited<ReturnType<typeof traceApi>>;
   let blocked = false;
   const attempts = new Map<string, number>();
   // The Redis command in progress, so a failure can say where it happened.
@@ -182,7 +188,8 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
       // Entry ids are unique per stream only: two streams can hold the same id.
       const key = `${stream}\u0000${entry.id}`;
       try {
-        const outcome = await handle(event, { stream, entryId: entry.id, group, consumer });
+        const span = { name: `${group} process`, headers: event.headers, attributes: { 'messaging.system': 'redis', 'messaging.destination.name': stream } };
+        const outcome = await withConsumerSpan(trace, span, () => handle(event, { stream, entryId: entry.id, group, consumer }));
         if (outcome !== 'processed' && outcome !== 'duplicate') {
           throw new OncelyError('invalid_state', `oncely/redis: the handler must resolve 'processed' or 'duplicate', got ${String(outcome)}`);
         }
@@ -284,6 +291,7 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
     },
     async start() {
       return loop.start(async () => {
+        trace = await traceApi(options.trace);
         const conn = duplicateWithLegacyReplies(client);
         connection = conn;
         try {
