@@ -12,6 +12,7 @@ import { runEngineSuite } from './engine/engine-suite.js';
 import { runHttpSuite } from './http/http-suite.js';
 import type { BindingName } from './http/servers/bindings.js';
 import { runJitterSuite } from './jitter/jitter-suite.js';
+import { runBrokersSuite } from './outbox/brokers-suite.js';
 import { runOutboxSuite } from './outbox/outbox-suite.js';
 import { dropBenchDatabase } from './postgres/bench-database.js';
 import { runPostgresSuite } from './postgres/postgres-suite.js';
@@ -54,6 +55,7 @@ async function runSuite(suite: SuiteName, options: BenchOptions, report: Report,
   if (suite === 'postgres') await runPostgresSuite(options, report);
   if (suite.startsWith('http-')) await runHttpSuite(suite.slice('http-'.length) as BindingName, redis!, options, report);
   if (suite === 'outbox') await runOutboxSuite(redis!, options, report);
+  if (suite === 'brokers') await runBrokersSuite(redis!, options, report);
 }
 
 const stemOf = (options: BenchOptions, date: string) => (options.mode === 'full' ? date : `${date}-quick`);
@@ -79,7 +81,7 @@ async function main(): Promise<void> {
     return runForkedSuite(suite, options);
   }
   const started = new Date();
-  const needsRedis = options.suites.some((s) => s === 'redis' || s.startsWith('http-') || s === 'outbox');
+  const needsRedis = options.suites.some((s) => s === 'redis' || s.startsWith('http-') || s === 'outbox' || s === 'brokers');
   const redis = needsRedis ? await startPrivateRedis(options.redisPort) : undefined;
   try {
     const machine = { ...localMachine(), ...(await serverVersions(redis, options)) };
@@ -107,7 +109,7 @@ async function main(): Promise<void> {
   } finally {
     await redis?.stop();
     // After every suite: postgres, http and outbox all use the bench's database, and each ends its sessions.
-    if (options.suites.some((s) => s === 'postgres' || s.startsWith('http-') || s === 'outbox')) await dropBenchDatabase(options.databaseUrl);
+    if (options.suites.some((s) => s === 'postgres' || s.startsWith('http-') || s === 'outbox' || s === 'brokers')) await dropBenchDatabase(options.databaseUrl);
   }
 }
 
