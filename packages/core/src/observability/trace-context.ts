@@ -61,14 +61,15 @@ export function captureTraceHeaders(api: TraceApiLike | undefined): Record<strin
 /**
  * Runs `fn` (a consumer applying one event) in a `CONSUMER` span linked to the producer's trace
  * context in `headers`, so a trace shows where the event came from; the span records a throw and ends
- * when `fn` settles. Without `api`, runs `fn` alone.
+ * when `fn` settles. Without `api`, or for an event that carries no `traceparent`, runs `fn` alone:
+ * there is nothing to link, and the consumer's hot path stays as it was.
  */
 export async function withConsumerSpan<T>(
   api: TraceApiLike | undefined,
   span: { readonly name: string; readonly headers: Readonly<Record<string, string>> | undefined; readonly attributes: Attributes },
   fn: () => Promise<T>,
 ): Promise<T> {
-  if (!api) return fn();
+  if (!api || span.headers?.traceparent === undefined) return fn();
   const producer = api.trace.getSpanContext(api.propagation.extract(api.ROOT_CONTEXT, { ...span.headers }));
   const started = api.trace
     .getTracer('oncely')
