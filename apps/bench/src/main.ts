@@ -12,6 +12,7 @@ import { runEngineSuite } from './engine/engine-suite.js';
 import { runHttpSuite } from './http/http-suite.js';
 import type { BindingName } from './http/servers/bindings.js';
 import { runJitterSuite } from './jitter/jitter-suite.js';
+import { runBrokersSuite } from './outbox/brokers-suite.js';
 import { runOutboxDrainSuite } from './outbox/drain-suite.js';
 import { runOutboxSuite } from './outbox/outbox-suite.js';
 import { dropBenchDatabase } from './postgres/bench-database.js';
@@ -57,6 +58,7 @@ async function runSuite(suite: SuiteName, options: BenchOptions, report: Report,
   if (suite.startsWith('http-')) await runHttpSuite(suite.slice('http-'.length) as BindingName, redis!, options, report);
   if (suite === 'outbox') await runOutboxSuite(redis!, options, report);
   if (suite === 'outbox-drain') await runOutboxDrainSuite(redis!, options, report);
+  if (suite === 'brokers') await runBrokersSuite(redis!, options, report);
   if (suite === 'recovery') await runRecoverySuite(options, report);
 }
 
@@ -83,7 +85,7 @@ async function main(): Promise<void> {
     return runForkedSuite(suite, options);
   }
   const started = new Date();
-  const needsRedis = options.suites.some((s) => s === 'redis' || s.startsWith('http-') || s.startsWith('outbox'));
+  const needsRedis = options.suites.some((s) => s === 'redis' || s.startsWith('http-') || s.startsWith('outbox') || s === 'brokers');
   const redis = needsRedis ? await startPrivateRedis(options.redisPort) : undefined;
   try {
     const machine = { ...localMachine(), ...(await serverVersions(redis, options)) };
@@ -111,7 +113,7 @@ async function main(): Promise<void> {
   } finally {
     await redis?.stop();
     // After every suite: postgres, http and outbox all use the bench's database, and each ends its sessions.
-    if (options.suites.some((s) => s === 'postgres' || s.startsWith('http-') || s.startsWith('outbox'))) await dropBenchDatabase(options.databaseUrl);
+    if (options.suites.some((s) => s === 'postgres' || s.startsWith('http-') || s.startsWith('outbox') || s === 'brokers')) await dropBenchDatabase(options.databaseUrl);
   }
 }
 

@@ -74,6 +74,9 @@ export type {
   OutboxWakeUp,
 } from './outbox/outbox-source.js';
 export { type PreparedOutboxEvent, prepareOutboxEvent } from './outbox/prepare-event.js';
+export { checkEventHeaders, MAX_EVENT_HEADERS, MAX_HEADER_VALUE_LENGTH } from './outbox/event-headers.js';
+export { type MessageProblem, type ParsedMessage, parseBrokerMessage, partitionOf, toBrokerMessage } from './outbox/broker-message.js';
+export { captureTraceHeaders, type ContextLike, resolveTraceApi, type SpanContextLike, type SpanLike, type TraceApiLike, type TraceOption, withConsumerSpan } from './observability/trace-context.js';
 export type { PublishOutcome, Publisher } from './outbox/publisher.js';
 
 // The inbox contract.
@@ -85,6 +88,10 @@ export {
   type InboxOutcome,
   type PurgeProcessedInput,
 } from './inbox/inbox.js';
+
+// What broker consumers report.
+export type { BrokerConsumerEvent, BrokerDeliverySubject } from './inbox/broker-consumer-events.js';
+export { type BrokerDelivery, type DeliveryPolicy, type DeliveryVerdict, handleDelivery } from './inbox/handle-delivery.js';
 
 // Shared by every adapter.
 export { corruptRecord, toStorageError } from './errors.js';

@@ -9,7 +9,7 @@ import { median } from '../harness/stats.js';
 import { ensureBenchDatabase } from '../postgres/bench-database.js';
 import type { PrivateRedis } from '../servers/private-redis.js';
 import { bareDrain, claimTime, fillBacklog, relayDrain } from './drain-backlog.js';
-import { runPipeline } from './outbox-pipeline.js';
+import { redisTransport, runPipeline } from './outbox-pipeline.js';
 
 const SCHEMA = 'bench_drain';
 const SHAPES = [1_000, 10, 1] as const;
@@ -90,16 +90,16 @@ export async function runOutboxDrainSuite(redis: PrivateRedis, options: BenchOpt
     }
     await pool.query(`TRUNCATE ${SCHEMA}.oncely_outbox, ${SCHEMA}.oncely_outbox_sequences, ${SCHEMA}.oncely_inbox`);
     const e2eEvents = Math.round((OFFERED_PER_SEC * options.drainE2eMs) / 1_000);
+    const runId = `drain${Date.now().toString(36)}`;
     const e2e = await runPipeline({
       pool,
-      redis: client,
+      transport: redisTransport(client, runId, 4),
       schema: SCHEMA,
       relays: 1,
       events: e2eEvents,
       aggregates: 1_000,
       producers: 8,
-      partitions: 4,
-      runId: `drain${Date.now().toString(36)}`,
+      runId,
       timeoutMs: 120_000,
       ratePerSec: OFFERED_PER_SEC,
       batchedInbox: true,

@@ -1,30 +1,70 @@
-import { createRelay, type InboxOutcome, type OutboxEvent, type Relay } from '@oncely/core/outbox';
+import type { InboxOutcome, OutboxEvent, Publisher } from '@oncely/core/adapter';
+import { createRelay, type Relay } from '@oncely/core/outbox';
 import { type PostgresTx, postgresInbox, postgresOutbox, sqlDriver } from '@oncely/postgres';
 import { partitionOf, type RedisStreamConsumer, redisStreamConsumer, redisStreamPublisher } from '@oncely/redis';
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import { latencyRecorder } from '../harness/latency-recorder.js';
 
+/** Applies a read of several events in one inbox transaction (Redis Streams' `handleBatch`). */
+export type BatchHandler = (events: readonly OutboxEvent[]) => Promise<{ readonly outcomes: readonly InboxOutcome[]; readonly failed?: { readonly index: number; readonly error: unknown } }>;
+
+/** A broker between the relays and the consumers: its publisher, and consumers that apply through `handle`. */
+export interface Transport {
+  readonly publisher: Publisher;
+  /** Starts the consumers; resolves a function that stops them. A transport without batches ignores `handleBatch`. */
+  startConsumers(
+    handle: (event: OutboxEvent) => Promise<InboxOutcome>,
+    onFailure: (event: unknown) => void,
+    handleBatch?: BatchHandler,
+  ): Promise<() => Promise<void>>;
+}
+
+/** Redis Streams: `partitions` streams routed by aggregate, one consumer each. */
+export function redisTransport(redis: Redis, runId: string, partitions: number): Transport {
+  const streamOf = (partition: number) => `${runId}:${partition}`;
+  return {
+    publisher: redisStreamPublisher({ client: redis, stream: (event) => streamOf(partitionOf(event.aggregateId, partitions)) }),
+    async startConsumers(handle, onFailure, handleBatch) {
+      const consumers: RedisStreamConsumer[] = Array.from({ length: partitions }, (_, partition) =>
+        redisStreamConsumer({
+          client: redis,
+          stream: streamOf(partition),
+          group: `${runId}-billing`,
+          consumer: `consumer-${partition}`,
+          blockMs: 100,
+          ...(handleBatch ? { handleBatch } : { handle }),
+          onEvent: (event) => {
+            if (event.type === 'consumer_error' || event.type === 'stream_handler_failed') onFailure(event);
+          },
+        }),
+      );
+      await Promise.all(consumers.map((c) => c.start()));
+      return async () => {
+        await Promise.all(consumers.map((consumer) => consumer.stop()));
+      };
+    },
+  };
+}
+
 /** Options of one end-to-end run. */
 export interface PipelineOptions {
   readonly pool: pg.Pool;
-  readonly redis: Redis;
+  readonly transport: Transport;
   readonly schema: string;
   readonly relays: number;
   readonly events: number;
   readonly aggregates: number;
   /** Concurrent producer transactions. */
   readonly producers: number;
-  /** Redis streams (one consumer each); events are routed to one by aggregate. */
-  readonly partitions: number;
-  /** Unique per run: names the streams and the consumer group. */
+  /** Unique per run: names the relays. */
   readonly runId: string;
-  /** Longest a run may take before it is declared stuck. */
-  readonly timeoutMs: number;
   /** Offered load: event `n` is enqueued no earlier than `n / ratePerSec` s after the start (default: as fast as producers go). */
   readonly ratePerSec?: number;
-  /** Consumers apply each read in one inbox transaction (`inbox.runBatch`) instead of one per event. */
+  /** Consumers apply each read in one inbox transaction (`inbox.runBatch`) where the transport can. */
   readonly batchedInbox?: boolean;
+  /** Longest a run may take before it is declared stuck. */
+  readonly timeoutMs: number;
 }
 
 /** What one run measured and what the business table holds afterwards. */
@@ -46,17 +86,17 @@ export interface PipelineResult {
 }
 
 /**
- * Producers enqueue events in their own transactions; `relays` relays publish them to Redis
- * Streams; one consumer per stream applies each through the PostgreSQL inbox into an `applied`
- * table. Ends when every event is applied, then reads the business state back.
+ * Producers enqueue events in their own transactions; `relays` relays publish them through the
+ * transport (Redis Streams, NATS JetStream, RabbitMQ); its consumers apply each through the
+ * PostgreSQL inbox into an `applied` table. Ends when every event is applied, then reads the
+ * business state back.
  */
 export async function runPipeline(options: PipelineOptions): Promise<PipelineResult> {
-  const { pool, redis, schema, runId } = options;
+  const { pool, transport, schema, runId } = options;
   const applied = `${schema}.applied`;
   const outbox = postgresOutbox({ db: pool, schema });
   const inbox = postgresInbox({ db: pool, schema });
   const driver = sqlDriver(pool);
-  const streamOf = (partition: number) => `${runId}:${partition}`;
   const publishLag = latencyRecorder();
   const applyLag = latencyRecorder();
   let appliedCount = 0;
@@ -83,40 +123,20 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
     applyLag.record(lastAppliedAt - event.createdAt.getTime());
     if (++appliedCount === options.events) allApplied();
   };
-  const consumers: RedisStreamConsumer[] = Array.from({ length: options.partitions }, (_, partition) =>
-    redisStreamConsumer({
-      client: redis,
-      stream: streamOf(partition),
-      group: `${runId}-billing`,
-      consumer: `consumer-${partition}`,
-      blockMs: 100,
-      ...(options.batchedInbox
-        ? {
-            handleBatch: async (events: readonly OutboxEvent[]) => {
-              const result = await inbox.runBatch(
-                'bench-billing',
-                events.map((event) => ({ eventId: event.eventId, fn: (tx: PostgresTx) => applyEvent(tx, event) })),
-              );
-              for (const [index, outcome] of result.outcomes.entries()) counted(events[index]!, outcome);
-              return result;
-            },
-          }
-        : {
-            handle: async (event: OutboxEvent) => {
-              const outcome = await inbox.run({ consumer: 'bench-billing', eventId: event.eventId }, (tx) => applyEvent(tx, event));
-              counted(event, outcome);
-              return outcome;
-            },
-          }),
-      onEvent: (event) => {
-        if (event.type === 'consumer_error' || event.type === 'stream_handler_failed') failures.push(event);
-      },
-    }),
-  );
-  const publisher = redisStreamPublisher({
-    client: redis,
-    stream: (event) => streamOf(partitionOf(event.aggregateId, options.partitions)),
-  });
+  const handle = async (event: OutboxEvent): Promise<InboxOutcome> => {
+    const outcome = await inbox.run({ consumer: 'bench-billing', eventId: event.eventId }, (tx) => applyEvent(tx, event));
+    counted(event, outcome);
+    return outcome;
+  };
+  const handleBatch: BatchHandler = async (events) => {
+    const result = await inbox.runBatch(
+      'bench-billing',
+      events.map((event) => ({ eventId: event.eventId, fn: (tx: PostgresTx) => applyEvent(tx, event) })),
+    );
+    for (const [index, outcome] of result.outcomes.entries()) counted(events[index]!, outcome);
+    return result;
+  };
+  const { publisher } = transport;
   const relays: Relay[] = Array.from({ length: options.relays }, (_, i) =>
     createRelay({
       source: outbox.source,
@@ -131,7 +151,7 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
     }),
   );
 
-  await Promise.all(consumers.map((c) => c.start()));
+  const stopConsumers = await transport.startConsumers(handle, (failure) => failures.push(failure), options.batchedInbox ? handleBatch : undefined);
   for (const relay of relays) relay.start();
   const started = Date.now();
   try {
@@ -164,7 +184,7 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
     await Promise.race([done, timeout]).finally(() => clearTimeout(timer));
   } finally {
     await Promise.all(relays.map((relay) => relay.stop()));
-    await Promise.all(consumers.map((consumer) => consumer.stop()));
+    await stopConsumers();
   }
   const { rows } = await pool.query<{ total: number; distinct: number }>(
     `SELECT count(*)::int AS total, count(DISTINCT event_id)::int AS distinct FROM ${applied}`,

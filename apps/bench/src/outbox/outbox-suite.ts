@@ -8,7 +8,7 @@ import type { Report } from '../harness/report.js';
 import { median } from '../harness/stats.js';
 import { ensureBenchDatabase } from '../postgres/bench-database.js';
 import type { PrivateRedis } from '../servers/private-redis.js';
-import { type PipelineResult, runPipeline } from './outbox-pipeline.js';
+import { type PipelineResult, redisTransport, runPipeline } from './outbox-pipeline.js';
 
 const SCHEMA = 'bench_outbox';
 const RELAY_COUNTS = [1, 3] as const;
@@ -16,10 +16,10 @@ const AGGREGATES = 200;
 const PARTITIONS = 4;
 const PRODUCERS = 8;
 
-async function resetTables(pool: pg.Pool): Promise<void> {
-  await pool.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await migrate(pool, { schema: SCHEMA });
-  await pool.query(`CREATE TABLE ${SCHEMA}.applied (
+export async function resetTables(pool: pg.Pool, schema = SCHEMA): Promise<void> {
+  await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await migrate(pool, { schema });
+  await pool.query(`CREATE TABLE ${schema}.applied (
     id bigserial PRIMARY KEY,
     event_id text NOT NULL,
     aggregate_id text NOT NULL,
@@ -28,8 +28,8 @@ async function resetTables(pool: pg.Pool): Promise<void> {
   )`);
 }
 
-const emptyTables = (pool: pg.Pool) =>
-  pool.query(`TRUNCATE ${SCHEMA}.oncely_outbox, ${SCHEMA}.oncely_outbox_sequences, ${SCHEMA}.oncely_inbox, ${SCHEMA}.applied`);
+export const emptyTables = (pool: pg.Pool, schema = SCHEMA) =>
+  pool.query(`TRUNCATE ${schema}.oncely_outbox, ${schema}.oncely_outbox_sequences, ${schema}.oncely_inbox, ${schema}.applied`);
 
 /**
  * The transactional outbox end to end: enqueue in PostgreSQL, relay to Redis Streams, apply through
@@ -46,16 +46,16 @@ export async function runOutboxSuite(redis: PrivateRedis, options: BenchOptions,
       name: `${relays} relay${relays > 1 ? 's' : ''}`,
       async run() {
         await emptyTables(pool);
+        const runId = `outbox${Date.now().toString(36)}r${run++}`;
         const result = await runPipeline({
           pool,
-          redis: client,
+          transport: redisTransport(client, runId, PARTITIONS),
           schema: SCHEMA,
           relays,
           events: options.outboxEvents,
           aggregates: AGGREGATES,
           producers: PRODUCERS,
-          partitions: PARTITIONS,
-          runId: `outbox${Date.now().toString(36)}r${run++}`,
+          runId,
           timeoutMs: 300_000,
         });
         results.get(relays)!.push(result);

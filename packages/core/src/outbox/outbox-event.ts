@@ -14,6 +14,11 @@ export interface OutboxEvent<P = unknown> {
   readonly payload: P;
   /** When the event was enqueued, by the outbox database's clock. */
   readonly createdAt: Date;
+  /**
+   * Message headers publishers carry beside the payload: the W3C `traceparent`/`tracestate` captured
+   * at enqueue, and any the caller gave. Absent when there are none.
+   */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** An event a relay has claimed: leased to that relay until it marks, reschedules or releases it. */
@@ -39,4 +44,9 @@ export interface NewOutboxEvent<P = unknown> {
   readonly eventType: string;
   /** Any JSON value; NaN, Infinity, BigInt, cycles and `undefined` are refused. */
   readonly payload: P;
+  /**
+   * Headers carried with the message (names: letters, digits, `-`, `_`, `.`; values: strings).
+   * The outbox adds the active trace context (`traceparent`, `tracestate`) when OpenTelemetry is present.
+   */
+  readonly headers?: Readonly<Record<string, string>>;
 }

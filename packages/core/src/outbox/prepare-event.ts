@@ -1,5 +1,6 @@
 import { isOncelyError, OncelyError } from '../errors.js';
 import { canonicalize } from '../fingerprint/canonicalize.js';
+import { checkEventHeaders } from './event-headers.js';
 import { assertIdentifier } from './identifier.js';
 import type { NewOutboxEvent } from './outbox-event.js';
 
@@ -13,14 +14,18 @@ export interface PreparedOutboxEvent {
   readonly eventType: string;
   /** The payload as JSON text (RFC 8785 canonical form). */
   readonly payloadJson: string;
+  /** The captured trace context under the caller's headers, checked; `undefined` when there are none. */
+  readonly headers: Readonly<Record<string, string>> | undefined;
 }
 
 /**
  * Validates an event before any storage is touched (adapters call it first in `enqueue`): identifiers
  * of 1–255 characters, a positive safe-integer sequence if one is given, and a payload with a faithful
- * JSON form. Throws an `invalid_event` {@link OncelyError}; fills in a random UUID as `eventId`.
+ * JSON form, and headers brokers can carry. Throws an `invalid_event` {@link OncelyError}; fills in
+ * a random UUID as `eventId`. `captured` (the active trace context, from `captureTraceHeaders`) is
+ * merged under the caller's own headers.
  */
-export function prepareOutboxEvent(event: NewOutboxEvent): PreparedOutboxEvent {
+export function prepareOutboxEvent(event: NewOutboxEvent, captured?: Readonly<Record<string, string>>): PreparedOutboxEvent {
   if (typeof event !== 'object' || event === null) {
     throw new OncelyError('invalid_event', 'oncely: enqueue needs an event object');
   }
@@ -40,6 +45,8 @@ export function prepareOutboxEvent(event: NewOutboxEvent): PreparedOutboxEvent {
     if (!isOncelyError(error)) throw error;
     throw new OncelyError('invalid_event', `oncely: the event payload is not JSON: ${error.message}`, { cause: error });
   }
+  const own = checkEventHeaders('invalid_event', event.headers);
+  const headers = captured || own ? checkEventHeaders('invalid_event', { ...captured, ...own }) : undefined;
   return {
     eventId,
     aggregateType: event.aggregateType,
@@ -47,5 +54,6 @@ export function prepareOutboxEvent(event: NewOutboxEvent): PreparedOutboxEvent {
     aggregateSeq: seq,
     eventType: event.eventType,
     payloadJson,
+    headers,
   };
 }

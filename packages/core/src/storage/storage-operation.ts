@@ -52,10 +52,11 @@ export type OutboxOperation = `outbox.${OutboxStage | 'enqueue' | 'requeue' | 'e
 export type InboxOperation = `inbox.${'process' | 'run' | 'runBatch' | 'purgeProcessed' | 'ensureIndexes'}`;
 
 /**
- * The steps of a broker consumer (the Redis stream consumer): creating its group, reading,
- * taking over another consumer's stale entries, acknowledging. Its `consumer_error` events name them.
+ * The steps of a broker consumer (Redis streams, NATS JetStream, RabbitMQ): creating its group
+ * (consumer, queue), reading, taking over another consumer's stale entries, acknowledging, and
+ * parking an event that failed too often. Its `consumer_error` events name them.
  */
-export type ConsumerStage = 'group' | 'read' | 'claim' | 'ack';
+export type ConsumerStage = 'group' | 'read' | 'claim' | 'ack' | 'deadLetter';
 
 /** What a broker consumer was doing, as `consumer.<stage>`. */
 export type ConsumerOperation = `consumer.${ConsumerStage}`;

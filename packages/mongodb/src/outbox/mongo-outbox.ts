@@ -1,11 +1,13 @@
 import { OncelyError } from '@oncely/core';
 import {
+  captureTraceHeaders,
   type ClaimedEvent,
   type NewOutboxEvent,
   type Outbox,
   type OutboxEvent,
   type OutboxSource,
   prepareOutboxEvent,
+  type TraceOption,
   toStorageError,
 } from '@oncely/core/adapter';
 import type { AnyBulkWriteOperation, ClientSession, Collection, Db } from 'mongodb';
@@ -13,6 +15,7 @@ import { classifyMongoError } from '../errors/mongo-errors.js';
 import { deleteOldest } from '../purge/delete-oldest.js';
 import { ADAPTER, storageCall } from '../store/mongo-store.js';
 import { toNumber } from '../store/record-document.js';
+import { traceApi } from '../trace/otel-api.js';
 import {
   claimCandidatesPipeline,
   claimFilter,
@@ -38,6 +41,11 @@ export interface MongoOutboxOptions {
   readonly collectionName?: string;
   /** The per-aggregate sequence counters; default `oncely_outbox_sequences`. */
   readonly sequencesCollectionName?: string;
+  /**
+   * Where `enqueue` reads the active trace context from, into the event's `traceparent`/`tracestate`
+   * headers: `@opentelemetry/api` when it is installed (default), another copy of it, or `false`.
+   */
+  readonly trace?: TraceOption;
 }
 
 /** A transactional outbox on MongoDB: the `Outbox` contract of `@oncely/core` over a `ClientSession`. */
@@ -63,6 +71,7 @@ const toEvent = <P>(document: OutboxDocument): OutboxEvent<P> => ({
   eventType: document.eventType,
   payload: JSON.parse(document.payload) as P,
   createdAt: document.createdAt,
+  ...(document.headers ? { headers: document.headers } : {}),
 });
 
 /** Refuses to write outside a transaction: the outbox is only atomic with the business writes inside one. */
@@ -172,7 +181,7 @@ export function mongoOutbox(options: MongoOutboxOptions): MongoOutbox {
     collection,
     source,
     async enqueue<P>(tx: ClientSession, event: NewOutboxEvent<P>): Promise<OutboxEvent<P>> {
-      const prepared = prepareOutboxEvent(event);
+      const prepared = prepareOutboxEvent(event, captureTraceHeaders(await traceApi(options.trace)));
       assertInTransaction(tx, 'enqueue');
       try {
         const aggregate = JSON.stringify([prepared.aggregateType, prepared.aggregateId]);
@@ -184,6 +193,7 @@ export function mongoOutbox(options: MongoOutboxOptions): MongoOutbox {
           aggregateSeq,
           eventType: prepared.eventType,
           payload: prepared.payloadJson,
+          ...(prepared.headers ? { headers: prepared.headers } : {}),
         });
         const stored = await collection.findOneAndUpdate(filter, update, { ...commandOptions, session: tx });
         if (!stored) throw new Error('enqueue returned no document');

@@ -20,6 +20,8 @@ export interface OutboxDocument {
   readonly eventType: string;
   /** The payload as canonical JSON text. */
   readonly payload: string;
+  /** Message headers (the trace context captured at enqueue); absent when there are none. */
+  readonly headers?: Readonly<Record<string, string>>;
   readonly createdAt: Date;
   /** `null` until the broker acknowledged the event. */
   readonly publishedAt: Date | null;

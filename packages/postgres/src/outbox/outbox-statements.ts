@@ -7,7 +7,7 @@ export const msFromNow = (param: Fragment) => sql`statement_timestamp() + ${para
 /** An event as the source reports it: JSON as text and times as epoch ms, whatever the driver's parsers. */
 const eventColumns = (alias: Fragment) => sql`${alias}.event_id, ${alias}.aggregate_type, ${alias}.aggregate_id,
     ${alias}.aggregate_seq::float8 AS aggregate_seq, ${alias}.event_type, ${alias}.payload::text AS payload,
-    floor(extract(epoch FROM ${alias}.created_at) * 1000)::float8 AS created_ms, ${alias}.attempts`;
+    floor(extract(epoch FROM ${alias}.created_at) * 1000)::float8 AS created_ms, ${alias}.attempts, ${alias}.headers::text AS headers`;
 
 /** Still leased to the relay named in $1. */
 const heldBy = (alias: Fragment) =>
@@ -37,8 +37,8 @@ export interface OutboxStatements {
   /**
    * Bumps the aggregate's sequence (or checks the caller's, which must be higher) and inserts the
    * event, in one statement. $1 event id, $2 aggregate type, $3 aggregate id, $4 caller's sequence or
-   * NULL, $5 event type, $6 payload JSON and, with wake-ups, $7 the NOTIFY channel (delivered at
-   * commit). No row: the caller's sequence was not higher than the last one.
+   * NULL, $5 event type, $6 payload JSON, $7 headers JSON or NULL and, with wake-ups, $8 the NOTIFY
+   * channel (delivered at commit). No row: the caller's sequence was not higher than the last one.
    */
   readonly enqueue: string;
   /** Leases up to $2 claimable events to $1 for $3 ms: whole aggregates, each one's next events in sequence order. */
@@ -68,7 +68,7 @@ export interface OutboxStatements {
 export function outboxStatements(tables: OutboxTables, notify: boolean): OutboxStatements {
   const { outbox, sequences, aggregates, claim } = tables;
   const o = sql`o`;
-  const notification = notify ? sql`, pg_notify($7, '')::text AS notified` : sql``;
+  const notification = notify ? sql`, pg_notify($8, '')::text AS notified` : sql``;
   return {
     enqueue: sql`WITH seq AS (
         INSERT INTO ${sequences} AS s (aggregate_type, aggregate_id, last_seq)
@@ -78,8 +78,8 @@ export function outboxStatements(tables: OutboxTables, notify: boolean): OutboxS
           WHERE $4::bigint IS NULL OR s.last_seq < $4::bigint
         RETURNING last_seq
       ), inserted AS (
-        INSERT INTO ${outbox} (event_id, aggregate_type, aggregate_id, aggregate_seq, event_type, payload, created_at, next_attempt_at)
-        SELECT $1, $2, $3, seq.last_seq, $5, $6::jsonb, statement_timestamp(), statement_timestamp() FROM seq
+        INSERT INTO ${outbox} (event_id, aggregate_type, aggregate_id, aggregate_seq, event_type, payload, headers, created_at, next_attempt_at)
+        SELECT $1, $2, $3, seq.last_seq, $5, $6::jsonb, $7::jsonb, statement_timestamp(), statement_timestamp() FROM seq
         RETURNING aggregate_seq::float8 AS aggregate_seq, floor(extract(epoch FROM created_at) * 1000)::float8 AS created_ms
       ), listed AS (
         -- Reads seq, so it runs once the sequence row is locked; DO NOTHING takes no lock on an existing row.

@@ -1,5 +1,7 @@
 import { OncelyError } from '@oncely/core';
 import {
+  captureTraceHeaders,
+  type TraceOption,
   type NewOutboxEvent,
   type Outbox,
   type OutboxEvent,
@@ -14,6 +16,7 @@ import { sqlState } from '../driver/sql-state.js';
 import { qualifiedName, type QuotedIdentifier, quoteIdentifier } from '../identifiers/identifier.js';
 import { outboxStatements } from './outbox-statements.js';
 import { type ChangedRow, changedOf, postgresSource } from './postgres-source.js';
+import { traceApi } from '../trace/otel-api.js';
 
 const storageCall = storageGuard('postgres');
 
@@ -33,6 +36,11 @@ export interface PostgresOutboxOptions extends SqlDriverOptions {
    * wake-ups off (PgBouncer in transaction mode cannot LISTEN): relays then poll.
    */
   readonly channel?: string | false;
+  /**
+   * Where `enqueue` reads the active trace context from, into the event's `traceparent`/`tracestate`
+   * headers: `@opentelemetry/api` when it is installed (default), another copy of it, or `false`.
+   */
+  readonly trace?: TraceOption;
 }
 
 /** A PostgreSQL transactional outbox: the `Outbox` contract of `@oncely/core` over a `PostgresTx`. */
@@ -84,7 +92,7 @@ export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
     table,
     source: postgresSource(options.db, driver, sql, channel),
     async enqueue<P>(tx: PostgresTx, input: NewOutboxEvent<P>): Promise<OutboxEvent<P>> {
-      const event = prepareOutboxEvent(input);
+      const event = prepareOutboxEvent(input, captureTraceHeaders(await traceApi(options.trace)));
       if (!tx || typeof tx.query !== 'function') {
         throw new OncelyError('invalid_state', 'oncely/postgres: enqueue needs the transaction handle (tx) to write in');
       }
@@ -95,6 +103,7 @@ export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
         event.aggregateSeq ?? null,
         event.eventType,
         event.payloadJson,
+        event.headers === undefined ? null : JSON.stringify(event.headers),
         ...(channel === undefined ? [] : [channel]),
       ];
       let rows: EnqueuedRow[];
@@ -118,6 +127,7 @@ export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
         eventType: event.eventType,
         payload: JSON.parse(event.payloadJson) as P,
         createdAt: new Date(Number(row.created_ms)),
+        ...(event.headers === undefined ? {} : { headers: event.headers }),
       };
     },
     async requeue(eventIds) {

@@ -14,6 +14,7 @@ interface EventRow {
   readonly payload: string;
   readonly created_ms: number;
   readonly attempts: number;
+  readonly headers: string | null;
 }
 
 /** What every relay write answers: how many events it changed. */
@@ -45,6 +46,7 @@ const toClaimed = (row: EventRow): ClaimedEvent => ({
   payload: JSON.parse(row.payload),
   createdAt: new Date(Number(row.created_ms)),
   attempt: Number(row.attempts),
+  ...(row.headers === null ? {} : { headers: JSON.parse(row.headers) as Record<string, string> }),
 });
 
 /** Every failure leaves as a StorageError naming the outbox step, so relays report and fail closed. */

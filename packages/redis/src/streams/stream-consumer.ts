@@ -9,13 +9,16 @@ import {
   type LoopStatus,
   type OutboxEvent,
   storageGuard,
+  type TraceOption,
   toStorageError,
+  withConsumerSpan,
 } from '@oncely/core/adapter';
 import { type BackoffOptions, fullJitter } from '@oncely/core/retry';
 import type { Cluster, Redis } from 'ioredis';
 import { duplicateWithLegacyReplies } from '../ioredis/duplicate.js';
 import type { ConsumerStage, StreamConsumerEvent } from './consumer-events.js';
 import { parseStreamEntry } from './stream-entry.js';
+import { traceApi } from './trace-api.js';
 
 /** Where an event came from, for handlers that log or trace. */
 export interface StreamDelivery {
@@ -77,6 +80,8 @@ export interface RedisStreamConsumerOptions {
   readonly backoff?: BackoffOptions;
   readonly clock?: Clock;
   readonly random?: () => number;
+  /** Handler spans linked to the producer's trace context (the entry's `headers`): `@opentelemetry/api` if installed (default), a copy of it, or `false`. */
+  readonly trace?: TraceOption;
   readonly onEvent?: EventListener<StreamConsumerEvent>;
 }
 
@@ -144,6 +149,7 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
   const backoff = options.backoff ?? { baseMs: 100, capMs: 30_000 };
 
   let connection: Redis | Cluster | undefined;
+  let trace: Awaited<ReturnType<typeof traceApi>>;
   let blocked = false;
   // Connections lost so far: ioredis resends a read that was in flight, and entries the server had
   // handed to the lost connection are then pending to us but skipped by the resent read.
@@ -231,7 +237,8 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
     const handle = options.handle!;
     for (const { entryId, event } of events) {
       try {
-        handled(stream, entryId, event, await handle(event, { stream, entryId, group, consumer }));
+        const span = { name: `${group} process`, headers: event.headers, attributes: { 'messaging.system': 'redis', 'messaging.destination.name': stream } };
+        handled(stream, entryId, event, await withConsumerSpan(trace, span, () => handle(event, { stream, entryId, group, consumer })));
         ack.push(entryId);
       } catch (error) {
         return { kind: 'failed', ack, retryInMs: failure(stream, entryId, event, error) };
@@ -360,6 +367,7 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
     },
     async start() {
       return loop.start(async () => {
+        trace = await traceApi(options.trace);
         const conn = duplicateWithLegacyReplies(client);
         // The consumer's own connection, heard for its whole life: ioredis reconnects by itself, and the
         // command that failed meanwhile reports the outage through the loop (consumer_error).

@@ -1,10 +1,10 @@
-import type { OutboxEvent } from '@oncely/core/adapter';
+import { checkEventHeaders, type OutboxEvent } from '@oncely/core/adapter';
 
 /** The fields of a stream entry, in the order they are written. */
 const FIELDS = ['eventId', 'aggregateType', 'aggregateId', 'aggregateSeq', 'eventType', 'payload', 'createdAt'] as const;
 
 /** What a stream entry could not be turned into an event for. */
-export type EntryProblem = 'deleted' | 'missing_field' | 'bad_sequence' | 'bad_payload' | 'bad_date';
+export type EntryProblem = 'deleted' | 'missing_field' | 'bad_sequence' | 'bad_payload' | 'bad_date' | 'bad_headers';
 
 /** A stream entry read back: an event, or why it is not one. */
 export type ParsedEntry =
@@ -13,9 +13,11 @@ export type ParsedEntry =
 
 /**
  * The XADD field list of an event: `eventId` (the consumers' deduplication identity), the aggregate,
- * its sequence, the type, the JSON payload and the ISO creation time.
+ * its sequence, the type, the JSON payload, the ISO creation time and, when the event has headers
+ * (its trace context), `headers` as JSON. Throws `invalid_event` for headers a broker cannot carry.
  */
 export function toStreamFields(event: OutboxEvent): string[] {
+  const headers = checkEventHeaders('invalid_event', event.headers);
   return [
     'eventId',
     event.eventId,
@@ -31,6 +33,7 @@ export function toStreamFields(event: OutboxEvent): string[] {
     JSON.stringify(event.payload),
     'createdAt',
     event.createdAt.toISOString(),
+    ...(headers ? ['headers', JSON.stringify(headers)] : []),
   ];
 }
 
@@ -51,6 +54,12 @@ export function parseStreamEntry(raw: readonly string[] | null): ParsedEntry {
   } catch {
     return malformed('bad_payload');
   }
+  let headers: Readonly<Record<string, string>> | undefined;
+  try {
+    headers = fields.headers === undefined ? undefined : checkEventHeaders('invalid_event', JSON.parse(fields.headers));
+  } catch {
+    return malformed('bad_headers');
+  }
   return {
     kind: 'event',
     event: {
@@ -61,6 +70,7 @@ export function parseStreamEntry(raw: readonly string[] | null): ParsedEntry {
       eventType: fields.eventType!,
       payload,
       createdAt,
+      ...(headers ? { headers } : {}),
     },
   };
 }

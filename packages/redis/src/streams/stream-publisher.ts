@@ -21,7 +21,8 @@ export interface RedisStreamPublisherOptions {
 
 /**
  * A {@link Publisher} that appends each event to a Redis stream with `XADD`, one pipeline (one round
- * trip) per stream and batch. Every entry carries the event's `eventId`, so consumers deduplicate
+ * trip) per stream and batch. Every entry carries the event's `eventId` (and its headers, the trace
+ * context, as a `headers` field; a header that is not a string fails the event), so consumers deduplicate
  * what a relay republishes after a crash: delivery is at-least-once. An event counts as published
  * when Redis answered its XADD; with replicas, that is before they have it (see the Redis docs on
  * `WAIT`).
@@ -40,15 +41,24 @@ export function redisStreamPublisher(options: RedisStreamPublisherOptions): Publ
 
   async function publishTo(key: string, events: readonly { event: OutboxEvent; index: number }[], outcomes: PublishOutcome[]) {
     const pipeline = client.pipeline();
-    for (const { event } of events) pipeline.xadd(key, ...trim, '*', ...toStreamFields(event));
+    const sent: { event: OutboxEvent; index: number }[] = [];
+    for (const entry of events) {
+      try {
+        pipeline.xadd(key, ...trim, '*', ...toStreamFields(entry.event));
+        sent.push(entry);
+      } catch (error) {
+        outcomes[entry.index] = { kind: 'failed', error };
+      }
+    }
+    if (sent.length === 0) return;
     try {
       const replies = (await pipeline.exec()) ?? [];
-      events.forEach(({ index }, position) => {
+      sent.forEach(({ index }, position) => {
         const [error] = replies[position] ?? [new Error('no reply for this XADD')];
         outcomes[index] = error ? { kind: 'failed', error } : { kind: 'published' };
       });
     } catch (error) {
-      for (const { index } of events) outcomes[index] = { kind: 'failed', error };
+      for (const { index } of sent) outcomes[index] = { kind: 'failed', error };
     }
   }
 

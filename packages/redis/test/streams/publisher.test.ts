@@ -36,6 +36,17 @@ describe('redisStreamPublisher', () => {
     expect(fields.slice(0, 2)).toEqual(['eventId', events[0]!.eventId]);
   });
 
+  it('carries the event headers (trace context) in a headers field; a header that is not a string fails that event only', async () => {
+    const stream = `${prefix}headers`;
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const traced = { ...eventOf('a', 1), headers: { traceparent } };
+    const bad = { ...eventOf('b', 1), headers: { traceparent: 7 } as unknown as Record<string, string> };
+    const [ok, refused] = await redisStreamPublisher({ client, stream }).publish([traced, bad], signal);
+    expect(ok).toEqual({ kind: 'published' });
+    expect(refused).toMatchObject({ kind: 'failed', error: expect.objectContaining({ code: 'invalid_event' }) });
+    expect(await entriesOf(stream)).toEqual([traced]);
+  });
+
   it('routes each event to the stream its function picks', async () => {
     const publisher = redisStreamPublisher({ client, stream: (event) => `${prefix}p${partitionOf(event.aggregateId, 3)}` });
     const events = Array.from({ length: 30 }, (_, i) => eventOf(`acct-${i}`, 1));

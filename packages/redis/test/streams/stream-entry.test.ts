@@ -12,7 +12,10 @@ const eventArb: fc.Arbitrary<OutboxEvent> = fc.record({
   eventType: identifier,
   payload: fc.jsonValue().map((value) => JSON.parse(JSON.stringify(value)) as unknown),
   createdAt: fc.date({ min: new Date(0), max: new Date(Date.UTC(9999, 0)), noInvalidDate: true }),
-});
+  headers: fc.option(fc.dictionary(fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/), fc.stringMatching(/^[ -~]{0,60}$/), { minKeys: 1, maxKeys: 4 }), {
+    nil: undefined,
+  }),
+}, { requiredKeys: ['eventId', 'aggregateType', 'aggregateId', 'aggregateSeq', 'eventType', 'payload', 'createdAt'] });
 
 describe('stream entries', () => {
   it('an event survives the trip through stream fields unchanged', () => {
@@ -41,6 +44,8 @@ describe('stream entries', () => {
     expect(parseStreamEntry(replace('payload', '{nope'))).toMatchObject({ problem: 'bad_payload' });
     expect(parseStreamEntry(replace('createdAt', 'yesterday'))).toMatchObject({ problem: 'bad_date' });
     expect(parseStreamEntry(replace('eventId', ''))).toMatchObject({ problem: 'missing_field' });
+    expect(parseStreamEntry([...fields, 'headers', '{"traceparent":1}'])).toMatchObject({ problem: 'bad_headers' });
+    expect(parseStreamEntry([...fields, 'headers', 'nope'])).toMatchObject({ problem: 'bad_headers' });
   });
 
   it('partitionOf is stable and within range', () => {

@@ -108,6 +108,7 @@ export function memoryOutbox(options: MemoryOutboxOptions = {}): MemoryOutbox {
       eventType: event.eventType,
       payload: JSON.parse(event.payloadJson) as P,
       createdAt: new Date(clock.now()),
+      ...(event.headers === undefined ? {} : { headers: event.headers }),
     };
   }
 

@@ -1,0 +1,120 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import amqp from 'amqplib';
+
+/** The shared RabbitMQ: never restarted; tests declare and delete queues of their own. */
+export const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+/** True when something answers on the host and port of `url`. */
+export function reachable(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: hostname, port: Number(port || 5672) });
+    socket.setTimeout(2_000);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
+
+/** Whether the shared broker is there; suites that need it skip, saying so in their title, when it is not. */
+export const rabbitUp = await reachable(AMQP_URL);
+export const suiteTitle = (title: string) => (rabbitUp ? title : `${title} (skipped: RabbitMQ unreachable at ${AMQP_URL})`);
+
+/** A name no other run uses, for queues. */
+export const uniqueName = (label: string) => `oncely.${label}.${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 7)}`;
+
+export const connectRabbit = (url = AMQP_URL) => amqp.connect(url);
+
+/** Deletes queues this run declared. */
+export async function deleteQueues(connection: amqp.ChannelModel, queues: readonly string[]): Promise<void> {
+  const channel = await connection.createChannel();
+  for (const queue of queues) await channel.deleteQueue(queue).catch(() => undefined);
+  await channel.close().catch(() => undefined);
+}
+
+/**
+ * Every message now in `queue`, taken off it for inspection: consumed (basic.get is refused on
+ * single-active-consumer quorum queues) until nothing arrives for `quietMs`.
+ */
+export async function drain(connection: amqp.ChannelModel, queue: string, quietMs = 300): Promise<amqp.ConsumeMessage[]> {
+  const channel = await connection.createChannel();
+  const found: amqp.ConsumeMessage[] = [];
+  let last = Date.now();
+  await channel.consume(
+    queue,
+    (message) => {
+      if (message) {
+        found.push(message);
+        last = Date.now();
+      }
+    },
+    { noAck: true },
+  );
+  while (Date.now() - last < quietMs) await new Promise((resolve) => setTimeout(resolve, 50));
+  await channel.close();
+  return found;
+}
+
+const run = (command: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) =>
+  new Promise<void>((resolve, reject) => {
+    execFile(command, args, { env: { ...process.env, ...env }, timeout: 120_000 }, (error) => (error ? reject(error) : resolve()));
+  });
+
+async function waitFor(url: string, up: boolean, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while ((await reachable(url)) !== up) {
+    if (Date.now() > deadline) throw new Error(`${url} still ${up ? 'down' : 'up'} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/**
+ * A private RabbitMQ node on a port of this package's range (55360–55399) with its own name, data
+ * folder and config (the machine's config binds the shared port), for tests that restart the broker.
+ */
+export async function privateRabbitNode(port: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'oncely-rabbit-'));
+  mkdirSync(join(dir, 'mnesia'));
+  mkdirSync(join(dir, 'log'));
+  writeFileSync(join(dir, 'rabbitmq.conf'), `listeners.tcp.default = 127.0.0.1:${port}\nloopback_users = none\n`);
+  writeFileSync(join(dir, 'plugins'), '[].\n');
+  // rabbitmq-server drops to the rabbitmq user: the node's folders must be its own.
+  await run('chown', ['-R', 'rabbitmq:rabbitmq', dir]).catch(() => undefined);
+  const node = `oncely-${port}@localhost`;
+  const env = {
+    RABBITMQ_NODENAME: node,
+    RABBITMQ_NODE_PORT: String(port),
+    RABBITMQ_DIST_PORT: String(port + 1),
+    RABBITMQ_MNESIA_BASE: join(dir, 'mnesia'),
+    RABBITMQ_LOG_BASE: join(dir, 'log'),
+    RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, 'plugins'),
+    RABBITMQ_CONFIG_FILE: join(dir, 'rabbitmq.conf'),
+  };
+  const url = `amqp://guest:guest@127.0.0.1:${port}`;
+  await run('rabbitmq-server', ['-detached'], env);
+  await waitFor(url, true, 120_000);
+  const ctl = (...args: string[]) => run('rabbitmqctl', ['-q', '-n', node, ...args], env);
+  return {
+    url,
+    /** Stops the broker application (every connection drops) and starts it again on the same data. */
+    async restart() {
+      await ctl('stop_app');
+      await ctl('start_app');
+      await waitFor(url, true, 60_000);
+    },
+    async stop() {
+      await ctl('stop').catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
