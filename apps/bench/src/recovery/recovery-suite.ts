@@ -38,14 +38,18 @@ async function rawService(pool: pg.Pool): Promise<Service> {
     req.resume();
     (async () => {
       const client = await pool.connect();
-      client.on('error', () => undefined);
+      // Heard while checked out, and removed at release: a listener per checkout would pile up on a reused client.
+      const ignore = () => undefined;
+      client.on('error', ignore);
       try {
         await client.query('BEGIN');
         const { rows } = await client.query<{ id: string }>(insert, [key]);
         await client.query('COMMIT');
+        client.removeListener('error', ignore);
         client.release();
         return rows[0]!.id;
       } catch (error) {
+        client.removeListener('error', ignore);
         client.release(error as Error);
         throw error;
       }
