@@ -3,6 +3,9 @@ import { isObject, isPositiveInteger } from '../storage/answer-shapes.js';
 import type { ClaimedEvent } from './outbox-event.js';
 import type { OutboxClaimInput } from './outbox-source.js';
 
+/** One key per aggregate, for the relay's sets and maps (JSON, so no two (type, id) pairs share one). */
+export const aggregateOf = (event: ClaimedEvent): string => JSON.stringify([event.aggregateType, event.aggregateId]);
+
 const isText = (value: unknown) => typeof value === 'string' && value.length > 0;
 
 /** What is wrong with one claimed event, if anything. */
@@ -44,7 +47,7 @@ export function claimMisfit(claimed: readonly ClaimedEvent[], input: OutboxClaim
   for (const event of claimed) {
     if (ids.has(event.eventId)) return `event ${event.eventId} twice`;
     ids.add(event.eventId);
-    const aggregate = `${event.aggregateType}\u0000${event.aggregateId}`;
+    const aggregate = aggregateOf(event);
     const previous = last.get(aggregate);
     if (previous !== undefined && !(event.aggregateSeq > previous)) {
       return `sequence ${event.aggregateSeq} of ${event.aggregateType}/${event.aggregateId} after ${previous}`;

@@ -3,7 +3,7 @@ import { eventEmitter } from '../events.js';
 import { backgroundLoop, type LoopStatus } from '../loop/background-loop.js';
 import { fullJitter } from '../retry/full-jitter.js';
 import { storageGuard } from '../storage/storage-call.js';
-import { checkedClaim, claimMisfit } from './claimed-events.js';
+import { aggregateOf, checkedClaim, claimMisfit } from './claimed-events.js';
 import type { ClaimedEvent } from './outbox-event.js';
 import type { OutboxWakeUp } from './outbox-source.js';
 import type { PublishOutcome } from './publisher.js';
@@ -345,8 +345,6 @@ export function createRelay(options: RelayOptions): Relay {
     },
   };
 }
-
-const aggregateOf = (event: ClaimedEvent) => JSON.stringify([event.aggregateType, event.aggregateId]);
 
 /** Keeps what an operator needs from a failure, bounded so one huge message cannot bloat the outbox. */
 function messageOf(error: unknown): string {
