@@ -10,7 +10,7 @@ export function answerExisting<B>(
   prepared: PreparedRequest,
   record: IdempotencyRecord,
 ): RunResult<B> | Promise<RunResult<B>> {
-  const { report, rebuild } = engine;
+  const { report, rebuild, onEvent } = engine;
   if (record.fingerprint !== prepared.claim.fingerprint) {
     report(prepared, { type: 'mismatch' });
     return { kind: 'mismatch' };
@@ -20,7 +20,7 @@ export function answerExisting<B>(
     report(prepared, { type: 'in_progress', retryAfterMs });
     return { kind: 'in_progress', retryAfterMs };
   }
-  report(prepared, { type: 'replayed', state: record.state });
+  if (onEvent) report(prepared, { type: 'replayed', state: record.state });
   const { state } = record;
   const stored = record.response;
   if (stored?.bodyOmitted && stored.resourceId !== undefined && rebuild) {

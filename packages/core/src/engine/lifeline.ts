@@ -62,7 +62,8 @@ export class Lifeline {
   /** The lease now runs `ms` from now; a lapse that came first still counts. */
   renew(ms: number): void {
     if (!this.#lease) return;
-    this.#checkLapse();
+    // The first renewal has no deadline to have lapsed: no clock read.
+    if (this.#deadline !== Number.POSITIVE_INFINITY) this.#checkLapse();
     this.#deadline = this.#lease.now() + ms;
     if (this.#controller) this.#startTimer();
   }

@@ -45,7 +45,8 @@ export async function runClaimed<C extends HandlerContext, R>(
   steps: ModeSteps<C, R>,
   startedAt: number,
 ): Promise<R> {
-  engine.report(prepared, { type: 'claimed', mode: steps.mode, fence: claim.fence, takeover: claim.takeover });
+  // Guarded here, not only in report: without a listener the event body is not even built (every request passes).
+  if (engine.onEvent) engine.report(prepared, { type: 'claimed', mode: steps.mode, fence: claim.fence, takeover: claim.takeover });
   const lifeline = steps.lifeline(request);
   let response: IdempotentResponse<unknown>;
   try {
