@@ -3,13 +3,13 @@ export { formatIdempotencyKey } from './client/key-header.js';
 export type { HttpReply, ResponseHeaders } from './contract/http-reply.js';
 export { IDEMPOTENCY_KEY_HEADER, type ParsedKey, parseIdempotencyKey } from './contract/idempotency-key-header.js';
 export { DEFAULT_REPLAYED_HEADERS } from './contract/replayed-headers.js';
-export {
-  type CallerScope,
-  type IdempotencyContext,
-  type IdempotencyHttpOptions,
-  type IdempotencyMode,
-  type ResponseSummary,
-  type ValidationResult,
+export type {
+  CallerScope,
+  IdempotencyContext,
+  IdempotencyHttpOptions,
+  IdempotencyMode,
+  ResponseSummary,
+  ValidationResult,
 } from './contract/options.js';
 export {
   PROBLEM_CONTENT_TYPE,

@@ -17,13 +17,20 @@ export async function bufferBody(request: Request): Promise<Uint8Array> {
     used = true;
   };
   const copy = () => bytes.slice();
+  /** A body reader that marks the body used first, as every read of a Fetch body does. */
+  const reader =
+    <T>(read: () => T) =>
+    async () => {
+      take();
+      return read();
+    };
   const members: Record<string, unknown> = {
-    arrayBuffer: async () => (take(), copy().buffer),
-    bytes: async () => (take(), copy()),
-    text: async () => (take(), decoder.decode(bytes)),
-    json: async () => (take(), JSON.parse(decoder.decode(bytes))),
-    blob: async () => (take(), new Blob([copy()], { type: contentType })),
-    formData: async () => (take(), new Response(copy(), { headers: { 'content-type': contentType } }).formData()),
+    arrayBuffer: reader(() => copy().buffer),
+    bytes: reader(copy),
+    text: reader(() => decoder.decode(bytes)),
+    json: reader(() => JSON.parse(decoder.decode(bytes))),
+    blob: reader(() => new Blob([copy()], { type: contentType })),
+    formData: reader(() => new Response(copy(), { headers: { 'content-type': contentType } }).formData()),
     clone: () => {
       take();
       used = false;
