@@ -53,6 +53,25 @@ export function storeExpiryTests<S extends IdempotencyStore>(runner: TestRunner,
       must('store.complete.holder', 'the fresh outcome is not the one completed', (await store.get(done))?.response).toEqual(created);
     });
 
+    test(['store.claim.expired'], 'an expired record that was taken over is claimed afresh at fence 1, not at its old fence', async (store) => {
+      // A record still at fence 1 cannot tell "restarted at 1" from "kept its fence": this one is at fence 2.
+      const scope = scopeOf(uniqueKey('expired-after-takeover'));
+      await store.claim(claimInput(scope, 'crashed', { leaseMs: lease, retentionMs: LONG }));
+      await advance(lease + MARGIN);
+      must('store.claim.takeover', 'a lapsed lease was not taken over at fence 2', await store.claim(claimInput(scope, 'second', { leaseMs: lease, retentionMs: lease }))).toEqual({
+        kind: 'claimed',
+        fence: 2,
+        takeover: true,
+      });
+      await advance(lease + MARGIN);
+      must('store.claim.expired', 'an expired record was claimed with its old fence (or as a takeover) instead of afresh at fence 1', await store.claim(claimInput(scope, 'late'))).toEqual({
+        kind: 'claimed',
+        fence: 1,
+        takeover: false,
+      });
+      must('store.claim.expired', 'the fresh record does not read fence 1', (await store.get(scope))?.fence).toBe(1);
+    });
+
     test(['store.purge.bounded', 'store.purge.live'], 'purgeExpired deletes expired records in bounded batches and keeps live ones', async (store) => {
       const prefix = uniqueKey('purge');
       const doomed = [0, 1, 2, 3, 4].map((i) => scopeOf(`${prefix}-old-${i}`));

@@ -14,6 +14,7 @@ export const corpus: readonly (readonly [Bug, string])[] = [
   ['takeover-while-held', 'store.claim.held'],
   ['lease-in-seconds', 'store.claim.absent'],
   ['expired-keeps-fence', 'store.claim.expired'],
+  ['expired-reuses-fence', 'store.claim.expired'],
   ['never-expires', 'store.get.expired'],
   ['joined-scope', 'store.scope.injective'],
   ['ignores-principal', 'store.scope.isolation'],

@@ -13,6 +13,7 @@ export type Bug =
   | 'takeover-while-held'
   | 'lease-in-seconds'
   | 'expired-keeps-fence'
+  | 'expired-reuses-fence'
   | 'never-expires'
   | 'joined-scope'
   | 'ignores-principal'
@@ -107,7 +108,8 @@ export function referenceStore(clock: Pick<Clock, 'now'>, bug?: Bug): Idempotenc
       if (row && !lapsed) return { kind: 'existing', record: record(row) };
       const stored = rows.get(id(input.scope));
       const expired = !row && stored !== undefined;
-      const fence = row ? (bug === 'same-fence' ? row.fence : row.fence + 1) : bug === 'expired-keeps-fence' && expired ? stored.fence + 1 : 1;
+      const expiredFence = { 'expired-keeps-fence': (stored?.fence ?? 0) + 1, 'expired-reuses-fence': stored?.fence ?? 1 } as Partial<Record<Bug, number>>;
+      const fence = row ? (bug === 'same-fence' ? row.fence : row.fence + 1) : ((expired && expiredFence[bug]) || 1);
       const lease = now + input.leaseMs * (bug === 'lease-in-seconds' ? 1000 : 1);
       rows.set(id(input.scope), {
         scope: { ...input.scope },
