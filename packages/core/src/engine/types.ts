@@ -6,6 +6,9 @@ import type { Flow, FlowRequest, FlowResponse, FlowResult } from '../flow/run-fl
 import type { ReplayPolicy } from '../replay-policy.js';
 import type { Scope } from '../scope.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse, TerminalState, TransactionOf } from '../store.js';
+import type { IdempotencyRequest } from './idempotency-request.js';
+
+export type { IdempotencyRequest };
 
 /** What a handler returns and what a replay gives back. */
 export interface IdempotentResponse<B = unknown> {
@@ -14,25 +17,6 @@ export interface IdempotentResponse<B = unknown> {
   readonly body?: B;
   /** Id of the created resource: kept for reconciliation and for the `reference` strategy. */
   readonly resourceId?: string;
-}
-
-/** One attempt at a logical operation. */
-export interface IdempotencyRequest {
-  /** From the authenticated identity, never from the key. Required. */
-  readonly tenant: string;
-  readonly principal?: string;
-  /** Stable semantic name with a version, e.g. `payments.create.v1`. */
-  readonly operation: string;
-  /** The client's idempotency key: 1–255 visible ASCII characters. */
-  readonly key: string;
-  /** The request as it affects the operation; fingerprinted with {@link FingerprintOptions}. */
-  readonly request: unknown;
-  /** Per-request fingerprint options; replaces the engine's default. */
-  readonly fingerprint?: FingerprintOptions;
-  /** The caller's cancellation (a closed HTTP connection); forwarded to the handler's signal, read only once the handler reads that. */
-  readonly signal?: AbortSignal;
-  /** Largest body stored for this request (UTF-8 bytes of its JSON); replaces the engine's `maxStoredBytes`. */
-  readonly maxStoredBytes?: number;
 }
 
 /** What a handler receives in lease mode. */

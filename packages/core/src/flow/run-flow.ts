@@ -5,6 +5,7 @@ import { defaultReplayPolicy, type ReplayPolicy } from '../replay-policy.js';
 import { type Scope, toScope } from '../scope.js';
 import type { StoreOperation } from '../storage/storage-operation.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse, TerminalState } from '../store.js';
+import type { IdempotencyRequest } from '../engine/idempotency-request.js';
 import { assertStepName, downstreamKey } from './downstream-key.js';
 import { type FlowPhaseKind, type FlowState, type FlowStore, type FlowTransactionOf, isFlowStore } from './flow-store.js';
 import { fromJsonText, toJsonText } from './json-text.js';
@@ -12,18 +13,12 @@ import { fromJsonText, toJsonText } from './json-text.js';
 /** The final response of a flow: what the client gets and what a retry replays. `body` must be JSON. */
 export type FlowResponse<B = unknown> = Omit<StoredResponse, 'body' | 'bodyOmitted'> & { readonly body?: B };
 
-/** One attempt at a flow: the scope, the client's key and the request the flow runs on. */
-export interface FlowRequest {
-  readonly tenant: string;
-  readonly principal?: string;
-  readonly operation: string;
-  readonly key: string;
-  /** The request payload: JSON, fingerprinted, and recorded so a completer can finish the flow. */
-  readonly request: unknown;
-  readonly fingerprint?: FingerprintOptions;
-  /** The caller's cancellation, forwarded to the flow's signal. */
-  readonly signal?: AbortSignal;
-}
+/**
+ * One attempt at a flow: the scope, the client's key and the request the flow runs on, as for `run`
+ * (the payload must be JSON: it is recorded so a completer can finish the flow). A flow stores only
+ * its final response, so there is no per-request `maxStoredBytes`.
+ */
+export type FlowRequest = Omit<IdempotencyRequest, 'maxStoredBytes'>;
 
 /** The outcome of a flow attempt: the same shapes as `run`'s. */
 export type FlowResult<B = unknown> =
