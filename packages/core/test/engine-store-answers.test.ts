@@ -271,3 +271,52 @@ describe('a compare-and-set answer other than ok or fence_lost is corrupt_record
     expect(events.find((event) => event.type === 'storage_error')).toMatchObject({ stage: 'release', error: { code: 'corrupt_record' } });
   });
 });
+
+describe('a transaction that fails after its work decided is a StorageError, whatever the store threw', () => {
+  /** A transactional store whose COMMIT (or ROLLBACK) fails with a raw driver error after the work returned. */
+  function failingEnd(raw: unknown): TransactionalStore<{ id: string }> {
+    const store = transactional((claim) => claim);
+    return {
+      ...store,
+      async transaction(input, work) {
+        await store.transaction(input, work);
+        throw raw;
+      },
+    };
+  }
+
+  it.each<[string, unknown]>([
+    ['an Error', new Error('connection terminated during COMMIT')],
+    ['a string', 'socket hang up'],
+  ])('a failed commit (%s) after the handler ran is storage_error at commit, with the cause kept', async (_label, raw) => {
+    const { outcome, handlerCalls, storageErrors } = await attempt(failingEnd(raw), 'transaction');
+    expect(handlerCalls).toBe(1);
+    expect(outcome.error).toBeInstanceOf(StorageError);
+    expect(outcome.error).toMatchObject({ code: 'storage_error', operation: 'commit', adapter: 'memory-tx' });
+    expect((outcome.error as { cause?: unknown }).cause).toBe(raw);
+    expect(storageErrors).toMatchObject([{ stage: 'commit', error: outcome.error }]);
+  });
+
+  it("the handler's own error still passes through untouched", async () => {
+    const boom = new Error('handler failed');
+    const engine = createIdempotency({ store: failingEnd(new Error('never reached')) });
+    expect(await engine.runInTransaction(base as never, async () => Promise.reject(boom)).catch((error: unknown) => error)).toBe(boom);
+  });
+
+  it('a failed rollback after a replay decision is storage_error too', async () => {
+    const store = failingEnd(new Error('ROLLBACK failed'));
+    const engine = createIdempotency({ store: transactional((claim) => claim) });
+    await engine.runInTransaction(base as never, async () => ({ status: 201 }));
+    // The same key again: the work decides to replay (rollback), then the store's end fails.
+    const replaying: TransactionalStore<{ id: string }> = {
+      ...store,
+      async transaction(input, work) {
+        const existing = await engine.store.claim(input);
+        await work(existing as TransactionClaim, { id: 'tx' });
+        throw new Error('ROLLBACK failed');
+      },
+    };
+    const outcome = await createIdempotency({ store: replaying }).runInTransaction(base as never, async () => ({ status: 201 })).catch((error: unknown) => error);
+    expect(outcome).toMatchObject({ code: 'storage_error', operation: 'commit' });
+  });
+});

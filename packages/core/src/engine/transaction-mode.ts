@@ -83,8 +83,13 @@ export function transactionMode<S extends IdempotencyStore>(
       result = await store.transaction(prepared.claim, work);
     } catch (error) {
       if (executed) report(prepared, { type: 'released', reason: 'error' });
-      // The handler's own errors pass through untouched; the rollback already undid the claim.
-      throw executed || isOncelyError(error) ? error : toStorageError(store.name, 'transaction', error);
+      // The handler's own errors pass through untouched; the rollback already undid the claim. Once the
+      // work has decided, whatever fails is the store's (its COMMIT or ROLLBACK): a StorageError.
+      if (executed && !decided) throw error;
+      if (isOncelyError(error)) throw error;
+      const failure = toStorageError(store.name, decided ? 'commit' : 'transaction', error);
+      report(prepared, { type: 'storage_error', stage: decided ? 'commit' : 'transaction', error: failure });
+      throw failure;
     }
     // A transaction answers with the value its work decided, and only after deciding it.
     if (!decided || result !== decided.value) throw refusal(engine, prepared, 'transaction', `a transaction result its work did not decide (${describeAnswer(result)})`);
