@@ -21,6 +21,8 @@ function spyStore(
     failOn?: Partial<Record<keyof IdempotencyStore, number>>;
     /** Applies the call, then throws as if the reply was lost on the way back. */
     loseReplyOn?: Partial<Record<keyof IdempotencyStore, number>>;
+    /** Applies the call, then applies it again and answers the second reply (a client that resent it after a lost reply, as ioredis does). */
+    resendOn?: Partial<Record<keyof IdempotencyStore, number>>;
     clock?: { now(): number };
   } = {},
 ) {
@@ -28,6 +30,7 @@ function spyStore(
   const calls: string[] = [];
   const failures = { ...options.failOn };
   const lostReplies = { ...options.loseReplyOn };
+  const resends = { ...options.resendOn };
   const store = new Proxy(inner, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
@@ -39,7 +42,12 @@ function spyStore(
           failures[property as keyof IdempotencyStore] = remaining - 1;
           throw new Error(`connection reset during ${String(property)}`);
         }
-        const result = await value.apply(target, args);
+        let result = await value.apply(target, args);
+        const resend = resends[property as keyof IdempotencyStore];
+        if (resend) {
+          resends[property as keyof IdempotencyStore] = resend - 1;
+          result = await value.apply(target, args);
+        }
         const lose = lostReplies[property as keyof IdempotencyStore];
         if (lose) {
           lostReplies[property as keyof IdempotencyStore] = lose - 1;
@@ -251,6 +259,32 @@ describe('storage failure fails closed', () => {
     const result = await createIdempotency({ store }).run(base, created);
     expect(result.kind).toBe('executed');
     expect((await inner.get({ ...base }))?.response?.body).toEqual({ id: 'pay_1' });
+  });
+
+  it('a complete that the client resent after its reply was lost (answered fence_lost) is recognised as landed, not reported as a lost lease', async () => {
+    const { store, inner } = spyStore({ resendOn: { complete: 1 } });
+    const events: EngineEvent[] = [];
+    const result = await createIdempotency({ store, onEvent: (event) => events.push(event) }).run(base, created);
+    expect(result.kind).toBe('executed');
+    expect((await inner.get({ ...base }))?.response?.body).toEqual({ id: 'pay_1' });
+    expect(events.some((event) => event.type === 'fence_lost')).toBe(false);
+  });
+
+  it('a complete refused because another owner took over is still lease_lost', async () => {
+    let now = 0;
+    const clock = { now: () => now };
+    const { store, inner } = spyStore({ clock });
+    const engine = createIdempotency({ store, clock: { now: () => now, sleep: async () => undefined }, leaseMs: 1_000 });
+    const outcome = await engine
+      .run(base, async () => {
+        now += 2_000;
+        // The lease lapsed: a retry of the same request takes the key over (fence 2) while this handler still runs.
+        const taken = await inner.claim({ scope: { ...base, principal: 'alice' }, fingerprint: (await inner.get({ ...base, principal: 'alice' }))!.fingerprint, token: 'other', leaseMs: 1_000, retentionMs: 60_000 });
+        expect(taken).toMatchObject({ kind: 'claimed', fence: 2 });
+        return created();
+      })
+      .catch((error: unknown) => error);
+    expect(outcome).toMatchObject({ code: 'lease_lost' });
   });
 
   it('a complete that keeps failing surfaces StorageError and leaves the key in progress, never released', async () => {

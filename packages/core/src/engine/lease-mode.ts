@@ -34,7 +34,9 @@ export function leaseMode(
         );
         const problem = fenceResultProblem(result);
         if (problem) throw refusal(engine, prepared, 'complete', problem);
-        if (result === 'ok' || (attempt > 1 && (await landedEarlier(prepared, fence, state)))) return;
+        // fence_lost may be this very write answered twice: a client that resends a command whose reply
+        // was lost (ioredis after a killed connection) gets the contract's refusal of a second complete.
+        if (result === 'ok' || (await landedEarlier(prepared, fence, state))) return;
         report(prepared, { type: 'fence_lost', stage: 'complete' });
         throw new OncelyError('lease_lost', 'oncely: the lease was taken over before the outcome was saved; the result was not recorded');
       } catch (error) {
@@ -46,8 +48,9 @@ export function leaseMode(
   }
 
   /**
-   * After a failed attempt, `fence_lost` may mean the earlier write landed and only its reply was
-   * lost: the record is then terminal with our fence (a takeover would have raised it).
+   * `fence_lost` may mean an earlier write of ours landed and only its reply was lost (an attempt that
+   * failed, or a resend inside the client): the record is then terminal with our fence (a takeover
+   * would have raised it) and our fingerprint.
    */
   async function landedEarlier(prepared: PreparedRequest, fence: number, state: TerminalState): Promise<boolean> {
     const record = await storeCall(prepared, 'get', () => store.get(prepared.scope));
