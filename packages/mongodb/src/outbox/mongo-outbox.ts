@@ -69,11 +69,15 @@ export interface MongoOutbox extends Outbox<ClientSession> {
    * writes. Assigns `aggregateSeq` from a per-aggregate counter in the same transaction unless the
    * event brings one (which must be higher than every earlier one: `outbox_sequence_conflict`
    * otherwise). An event id already stored is refused with `duplicate_event`; MongoDB then aborts the
-   * transaction, so nothing it wrote commits.
+   * transaction, so nothing it wrote commits. Lists the aggregate for the claim (a no-op when listed),
+   * ordered among equal times by an enqueue order allocated outside the transaction.
    */
   enqueue<P>(tx: ClientSession, event: NewOutboxEvent<P>): Promise<OutboxEvent<P>>;
   readonly collection: Collection<OutboxDocument>;
-  /** Creates the outbox indexes (idempotent). */
+  /**
+   * Creates the outbox and aggregates indexes and lists the aggregate of every unpublished event not
+   * listed yet (idempotent): run it once after upgrading from a version without the aggregates collection.
+   */
   ensureIndexes(): Promise<void>;
 }
 
