@@ -13,7 +13,7 @@ import {
 import type { AnyBulkWriteOperation, ClientSession, Collection, Db } from 'mongodb';
 import { classifyMongoError } from '../errors/mongo-errors.js';
 import { deleteOldest } from '../purge/delete-oldest.js';
-import { ADAPTER, storageCall } from '../store/mongo-store.js';
+import { ADAPTER, PRIMARY, storageCall } from '../store/mongo-store.js';
 import { toNumber } from '../store/record-document.js';
 import { traceApi } from '../trace/otel-api.js';
 import {
@@ -184,10 +184,10 @@ export function mongoOutbox(options: MongoOutboxOptions): MongoOutbox {
             const aggregate = await aggregates.findOneAndUpdate(lease.filter, lease.update, lease.options);
             if (!aggregate) break;
             leasedAggregates.push(aggregate);
-            // Read before the events: forgetting the aggregate is checked against this counter.
-            const counter = await sequences.findOne({ _id: aggregate._id }, { projection: { seq: 1 } });
+            // Read before the events, both at the primary: forgetting the aggregate is checked against this counter.
+            const counter = await sequences.findOne({ _id: aggregate._id }, { projection: { seq: 1 }, ...PRIMARY });
             const pending = await collection
-              .aggregate<PendingEvent>(pendingEventsPipeline(aggregate.aggregateType, aggregate.aggregateId, limit - claimed.length))
+              .aggregate<PendingEvent>(pendingEventsPipeline(aggregate.aggregateType, aggregate.aggregateId, limit - claimed.length), PRIMARY)
               .toArray();
             const blocked = pending.findIndex((event) => event.blockedUntil !== null);
             const run = (blocked === -1 ? pending : pending.slice(0, blocked)).map((event) => event._id);
