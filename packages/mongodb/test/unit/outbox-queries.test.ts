@@ -69,6 +69,13 @@ describe('outbox claim (mingo)', () => {
     expect(run(pendingEventsPipeline('order', 'a', 2), events).map((doc) => doc._id)).toEqual(['a-2', 'a-3']);
   });
 
+  it("the event read is the unpublished index's prefix: equality on its first three fields, sorted by the fourth, then limited", () => {
+    const [match, sort, limit] = pendingEventsPipeline('order', 'a', 3) as [{ $match: object }, { $sort: object }, { $limit: number }];
+    expect([...Object.keys(match.$match), ...Object.keys(sort.$sort)]).toEqual(Object.keys(OUTBOX_INDEXES[1].key));
+    expect(Object.values(sort.$sort)).toEqual([1]);
+    expect(limit.$limit).toBe(3);
+  });
+
   it('leases the aggregate that has waited longest, ties by enqueue order, and only one that is claimable now', () => {
     const aggregate = (id: string, claimableAt: Date, order: number) => ({ _id: id, aggregateType: 'order', aggregateId: id, claimableAt, order });
     const { filter, update, options } = leaseAggregateCommand('relay-1', 30_000);
