@@ -1,7 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createIdempotency, isOncelyError } from '@oncely/core';
 import { type CommandStartedEvent, type Document, MongoClient } from 'mongodb';
-import { deploymentFromHello, encodeScopeId, type MongoDeployment, mongoStore, mongoTransactionalStore } from '../src/index.js';
+import { deploymentFromHello, encodeScopeId, type MongoDeployment, mongoOutbox, mongoStore, mongoTransactionalStore } from '../src/index.js';
+import {
+  AGGREGATE_INDEXES,
+  type AggregateDocument,
+  aggregateKey,
+  leaseAggregateCommand,
+  listAggregateCommand,
+  OUTBOX_INDEXES,
+  type OutboxDocument,
+  pendingEventsPipeline,
+} from '../src/outbox/outbox-queries.js';
 import { claimRecord } from '../src/store/mongo-store.js';
 import { claimCommand, purgeCandidates, TTL_INDEX } from '../src/store/queries.js';
 import type { IdempotencyDocument } from '../src/store/record-document.js';
@@ -209,6 +219,71 @@ export const purgeExplainCheck: Check = {
   },
 };
 
+/** The outbox claim reads what it takes: one aggregate down its index, then that aggregate's next events. */
+export const outboxClaimExplainCheck: Check = {
+  id: 'outbox-claim-explain',
+  title:
+    "The outbox claim leases an aggregate down the (claimableAt, order) index and reads its next events down (publishedAt, aggregate, seq): IXSCAN, no COLLSCAN, keys examined follow the batch, not the backlog; enqueue's listing of a listed aggregate writes nothing",
+  async run({ connect, dbName }) {
+    const { client } = await connect();
+    const db = client.db(dbName);
+    const outbox = mongoOutbox({ db, collectionName: 'outbox_explain', sequencesCollectionName: 'outbox_explain_sequences', aggregatesCollectionName: 'outbox_explain_aggregates' });
+    await outbox.ensureIndexes();
+    const now = Date.now();
+    const held = 500;
+    const ready = 3;
+    const aggregates = db.collection<AggregateDocument>('outbox_explain_aggregates');
+    await aggregates.insertMany([
+      ...Array.from({ length: held }, (_, i) => ({ _id: aggregateKey('order', `held-${i}`), aggregateType: 'order', aggregateId: `held-${i}`, claimableAt: new Date(now + 3_600_000), order: i, leaseOwner: 'other' })),
+      ...Array.from({ length: ready }, (_, i) => ({ _id: aggregateKey('order', `ready-${i}`), aggregateType: 'order', aggregateId: `ready-${i}`, claimableAt: new Date(now - 60_000), order: held + i })),
+    ]);
+    const published = 400;
+    const pending = 200;
+    const limit = 10;
+    const event = (aggregateSeq: number, publishedAt: Date | null): OutboxDocument => ({
+      _id: `ready-0-${aggregateSeq}`, aggregateType: 'order', aggregateId: 'ready-0', aggregateSeq, eventType: 'e', payload: '{}',
+      createdAt: new Date(now - 120_000), publishedAt, deadLetteredAt: null, attempts: 0, availableAt: new Date(now - 120_000),
+    });
+    // Two unpublished events for each held aggregate: a backlog the claim must not read.
+    const backlog = Array.from({ length: held * 2 }, (_, i): OutboxDocument => ({ ...event(0, null), _id: `held-${i}`, aggregateId: `held-${i % held}`, aggregateSeq: 1 + Math.floor(i / held) }));
+    await outbox.collection.insertMany([
+      ...Array.from({ length: published }, (_, i) => event(i + 1, new Date(now - 60_000))),
+      ...Array.from({ length: pending }, (_, i) => event(published + i + 1, null)),
+      ...backlog,
+    ]);
+
+    const lease = leaseAggregateCommand('explain', 1_000);
+    const leaseExplain = await db.command({
+      explain: { findAndModify: aggregates.collectionName, query: lease.filter, sort: lease.options.sort, update: lease.update, new: true },
+      verbosity: 'executionStats',
+    });
+    const leaseScan = planStages(leaseExplain).find((stage) => stage.stage === 'IXSCAN' && stage.indexName === AGGREGATE_INDEXES[0].options.name);
+    const leaseKeys = keysExamined(leaseExplain);
+    const eventsExplain = await db.command({
+      explain: { aggregate: outbox.collection.collectionName, pipeline: pendingEventsPipeline('order', 'ready-0', limit), cursor: {} },
+      verbosity: 'executionStats',
+    });
+    const eventStages = planStages(eventsExplain);
+    const eventScan = eventStages.find((stage) => stage.stage === 'IXSCAN' && stage.indexName === OUTBOX_INDEXES[1].options.name);
+    const eventKeys = keysExamined(eventsExplain);
+    // The listing an enqueue writes in its transaction, on an aggregate a relay holds: it must not write.
+    const listed = listAggregateCommand('order', 'held-0', 999_999);
+    const noop = await aggregates.updateOne(listed.filter, listed.update, listed.options);
+    const scans = [...planStages(leaseExplain), ...eventStages].some((stage) => stage.stage === 'COLLSCAN' || stage.stage === 'SORT');
+    const details = [
+      `${held} held and ${ready} ready aggregates; one aggregate with ${published} published and ${pending} pending events, ${backlog.length} events of other aggregates`,
+      `lease: ${leaseScan ? `IXSCAN ${leaseScan.indexName}, bounds ${JSON.stringify(leaseScan.indexBounds)}` : 'NO IXSCAN on the claimable index'}, keys examined ${leaseKeys}`,
+      `events (limit ${limit}): ${eventScan ? `IXSCAN ${eventScan.indexName}` : 'NO IXSCAN on the unpublished index'}, stages ${eventStages.map((stage) => stage.stage).join(' > ')}, keys examined ${eventKeys}`,
+      `enqueue's listing of a held aggregate: matched ${noop.matchedCount}, modified ${noop.modifiedCount}`,
+    ];
+    const bounded =
+      leaseScan !== undefined && leaseKeys !== undefined && leaseKeys <= 2 &&
+      eventScan !== undefined && eventKeys !== undefined && eventKeys <= limit + 1 &&
+      !scans && noop.matchedCount === 1 && noop.modifiedCount === 0;
+    return bounded ? passed(...details) : failed(...details);
+  },
+};
+
 /** A takeover whose reply is lost and which the driver retries moves the fence once. */
 export const retriedClaimCheck: Check = {
   id: 'retried-claim',
@@ -363,6 +438,7 @@ export const CHECKS: readonly Check[] = [
   expiredReadsAbsentCheck,
   claimExplainCheck,
   purgeExplainCheck,
+  outboxClaimExplainCheck,
   retriedClaimCheck,
   unknownCommitCheck,
   writeConcernCheck,

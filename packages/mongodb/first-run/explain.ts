@@ -42,11 +42,20 @@ export function boundedAbove(stage: PlanStage, field: string): boolean {
   return intervals.every((interval) => !/MaxKey\s*[\])]$/.test(interval.trim()));
 }
 
-/** Index keys the winning plan examined, summed over shards when a router answered. */
+/**
+ * Index keys the winning plan examined, summed over shards when a router answered. An aggregation's
+ * explain holds them in its first stage's `$cursor` (unless the whole pipeline was pushed down), and a
+ * router's aggregation explain per shard under `shards`.
+ */
 export function keysExamined(explain: Document): number | undefined {
   const stats = explain.executionStats as Document | undefined;
   if (typeof stats?.totalKeysExamined === 'number') return stats.totalKeysExamined;
   const shards = (stats?.executionStages as Document | undefined)?.shards as Document[] | undefined;
-  if (!Array.isArray(shards)) return undefined;
-  return shards.reduce((sum, shard) => sum + (typeof shard.totalKeysExamined === 'number' ? shard.totalKeysExamined : 0), 0);
+  if (Array.isArray(shards)) return shards.reduce((sum, shard) => sum + (typeof shard.totalKeysExamined === 'number' ? shard.totalKeysExamined : 0), 0);
+  const cursor = (explain.stages as Document[] | undefined)?.[0]?.$cursor as Document | undefined;
+  if (cursor) return keysExamined(cursor);
+  const perShard = explain.shards as Record<string, Document> | undefined;
+  if (typeof perShard !== 'object' || perShard === null || Array.isArray(perShard)) return undefined;
+  const counts = Object.values(perShard).map(keysExamined);
+  return counts.every((count) => count !== undefined) ? counts.reduce((sum: number, count) => sum + count!, 0) : undefined;
 }

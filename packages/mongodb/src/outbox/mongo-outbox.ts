@@ -13,25 +13,37 @@ import {
 import type { AnyBulkWriteOperation, ClientSession, Collection, Db } from 'mongodb';
 import { classifyMongoError } from '../errors/mongo-errors.js';
 import { deleteOldest } from '../purge/delete-oldest.js';
-import { ADAPTER, storageCall } from '../store/mongo-store.js';
+import { ADAPTER, PRIMARY, storageCall } from '../store/mongo-store.js';
 import { toNumber } from '../store/record-document.js';
 import { traceApi } from '../trace/otel-api.js';
 import {
-  claimCandidatesPipeline,
+  AGGREGATE_INDEXES,
+  type AggregateDocument,
+  aggregateKey,
   claimFilter,
   claimUpdate,
   deadLetterUpdate,
+  ENQUEUE_ORDER_COMMAND,
   enqueueCommand,
+  holdAggregateUpdate,
+  leaseAggregateCommand,
+  leasedAggregateFilter,
+  listAggregateCommand,
   markPublishedCommand,
   OUTBOX_INDEXES,
   type OutboxDocument,
   ownedFilter,
+  type PendingEvent,
+  pendingEventsPipeline,
   publishedBeforeFilter,
   RELEASE_UPDATE,
   requeueCommand,
   rescheduleUpdate,
   type SequenceDocument,
   STATS_PIPELINE,
+  sequenceUnchangedCommand,
+  UNPUBLISHED_AGGREGATES_PIPELINE,
+  wakeAggregateCommand,
 } from './outbox-queries.js';
 
 /** Options of {@link mongoOutbox}. */
@@ -39,8 +51,10 @@ export interface MongoOutboxOptions {
   readonly db: Db;
   /** Default `oncely_outbox`. */
   readonly collectionName?: string;
-  /** The per-aggregate sequence counters; default `oncely_outbox_sequences`. */
+  /** The per-aggregate sequence counters and the enqueue-order counter; default `oncely_outbox_sequences`. */
   readonly sequencesCollectionName?: string;
+  /** The aggregates a claim leases, one entry per aggregate with unpublished events; default `oncely_outbox_aggregates`. */
+  readonly aggregatesCollectionName?: string;
   /**
    * Where `enqueue` reads the active trace context from, into the event's `traceparent`/`tracestate`
    * headers: `@opentelemetry/api` when it is installed (default), another copy of it, or `false`.
@@ -55,11 +69,15 @@ export interface MongoOutbox extends Outbox<ClientSession> {
    * writes. Assigns `aggregateSeq` from a per-aggregate counter in the same transaction unless the
    * event brings one (which must be higher than every earlier one: `outbox_sequence_conflict`
    * otherwise). An event id already stored is refused with `duplicate_event`; MongoDB then aborts the
-   * transaction, so nothing it wrote commits.
+   * transaction, so nothing it wrote commits. Lists the aggregate for the claim (a no-op when listed),
+   * ordered among equal times by an enqueue order allocated outside the transaction.
    */
   enqueue<P>(tx: ClientSession, event: NewOutboxEvent<P>): Promise<OutboxEvent<P>>;
   readonly collection: Collection<OutboxDocument>;
-  /** Creates the outbox indexes (idempotent). */
+  /**
+   * Creates the outbox and aggregates indexes and lists the aggregate of every unpublished event not
+   * listed yet (idempotent): run it once after upgrading from a version without the aggregates collection.
+   */
   ensureIndexes(): Promise<void>;
 }
 
@@ -85,6 +103,7 @@ export function assertInTransaction(tx: ClientSession, what: string): void {
 export function mongoOutbox(options: MongoOutboxOptions): MongoOutbox {
   const collection = options.db.collection<OutboxDocument>(options.collectionName ?? 'oncely_outbox');
   const sequences = options.db.collection<SequenceDocument>(options.sequencesCollectionName ?? 'oncely_outbox_sequences');
+  const aggregates = options.db.collection<AggregateDocument>(options.aggregatesCollectionName ?? 'oncely_outbox_aggregates');
 
   async function nextSeq(tx: ClientSession, aggregate: string, given: number | undefined): Promise<number> {
     if (given === undefined) {
@@ -106,57 +125,106 @@ export function mongoOutbox(options: MongoOutboxOptions): MongoOutbox {
     const operations = updates.map(({ eventId, update }) => ({
       updateOne: { filter: ownedFilter(owner, [eventId]), update },
     })) as AnyBulkWriteOperation<OutboxDocument>[];
-    const result = await storageCall(operation, () => collection.bulkWrite(operations, { ordered: false }));
-    return result.matchedCount;
+    return storageCall(operation, () =>
+      waking(
+        updates.map((update) => update.eventId),
+        () => collection.bulkWrite(operations, { ordered: false }),
+      ),
+    );
+  }
+
+  /** Wakes the aggregates of `events`: a relay wrote them, so the next claim looks at them again. */
+  async function wake(events: readonly Pick<OutboxDocument, 'aggregateType' | 'aggregateId'>[]): Promise<void> {
+    const keys = new Map(events.map((event) => [aggregateKey(event.aggregateType, event.aggregateId), event]));
+    if (keys.size === 0) return;
+    const operations = [...keys.values()].map((event) => ({ updateOne: wakeAggregateCommand(event.aggregateType, event.aggregateId) }));
+    await aggregates.bulkWrite(operations as AnyBulkWriteOperation<AggregateDocument>[], { ordered: false });
+  }
+
+  /** A write on `eventIds` that then wakes their aggregates (read first) when it changed any; answers the count. */
+  async function waking(eventIds: readonly string[], write: () => Promise<{ matchedCount: number }>): Promise<number> {
+    const touched = await collection.find({ _id: { $in: [...eventIds] } }, { projection: { _id: 0, aggregateType: 1, aggregateId: 1 } }).toArray();
+    const { matchedCount } = await write();
+    if (matchedCount > 0) await wake(touched);
+    return matchedCount;
+  }
+
+  /**
+   * Forgets an aggregate `owner` found empty, unless an enqueue for it is in flight: deletes its entry,
+   * then checks its sequence counter is still `seq` (see {@link sequenceUnchangedCommand}); when it moved,
+   * the entry is listed again.
+   */
+  async function forget(key: string, owner: string, seq: number | undefined, aggregate: AggregateDocument): Promise<void> {
+    const removed = await aggregates.deleteOne(leasedAggregateFilter(key, owner));
+    if (removed.deletedCount === 0) return;
+    const check = sequenceUnchangedCommand(key, seq);
+    let unchanged: boolean;
+    try {
+      const result = await sequences.updateOne(check.filter, check.update, check.options);
+      unchanged = result.matchedCount > 0 || result.upsertedCount > 0;
+    } catch (error) {
+      // An enqueue created the counter meanwhile: the aggregate has an event on the way.
+      if (classifyMongoError(error) !== 'duplicate_key') throw error;
+      unchanged = false;
+    }
+    if (!unchanged) await wake([aggregate]);
   }
 
   const source: OutboxSource = {
     name: ADAPTER,
     async claim({ owner, limit, leaseMs }) {
       return storageCall('outbox.claim', async () => {
-        const candidates = await collection.aggregate<{ ids: string[] }>(claimCandidatesPipeline(limit)).toArray();
-        // Whole aggregates, oldest head first; the last one cut at the limit.
-        const wanted: string[][] = [];
-        let room = limit;
-        for (const { ids } of candidates) {
-          if (room <= 0) break;
-          wanted.push(ids.slice(0, room));
-          room -= Math.min(ids.length, room);
-        }
-        // Each event is leased by its own compare-and-set: a relay that lost the race gets null and moves on.
-        const settled = await Promise.allSettled(
-          wanted
-            .flat()
-            .map((id) =>
-              collection.findOneAndUpdate(claimFilter(id), claimUpdate(owner, leaseMs), { returnDocument: 'after', includeResultMetadata: false }),
-            ),
-        );
-        // Per aggregate only a run from its first event counts: one leased after an event this relay did
-        // not get would go out before it, so it is handed back with the rest.
         const claimed: OutboxDocument[] = [];
         const handBack: OutboxDocument[] = [];
-        let failed: PromiseRejectedResult | undefined;
-        let index = 0;
-        for (const ids of wanted) {
-          let run = true;
-          for (let i = 0; i < ids.length; i++) {
-            const result = settled[index++]!;
-            if (result.status === 'rejected') failed ??= result;
-            if (result.status === 'rejected' || result.value === null) run = false;
-            else (run ? claimed : handBack).push(result.value);
+        const leasedAggregates: AggregateDocument[] = [];
+        try {
+          // Aggregate by aggregate, the one that has waited longest first: at most `limit` visits.
+          for (let visit = 0; visit < limit && claimed.length < limit; visit++) {
+            const lease = leaseAggregateCommand(owner, leaseMs);
+            const aggregate = await aggregates.findOneAndUpdate(lease.filter, lease.update, lease.options);
+            if (!aggregate) break;
+            leasedAggregates.push(aggregate);
+            // Read before the events, both at the primary: forgetting the aggregate is checked against this counter.
+            const counter = await sequences.findOne({ _id: aggregate._id }, { projection: { seq: 1 }, ...PRIMARY });
+            const pending = await collection
+              .aggregate<PendingEvent>(pendingEventsPipeline(aggregate.aggregateType, aggregate.aggregateId, limit - claimed.length), PRIMARY)
+              .toArray();
+            const blocked = pending.findIndex((event) => event.blockedUntil !== null);
+            const run = (blocked === -1 ? pending : pending.slice(0, blocked)).map((event) => event._id);
+            if (run.length === 0) {
+              if (blocked === -1) await forget(aggregate._id, owner, counter?.seq === undefined ? undefined : toNumber(counter.seq), aggregate);
+              else await aggregates.updateOne(leasedAggregateFilter(aggregate._id, owner), holdAggregateUpdate(pending[blocked]!.blockedUntil!));
+              continue;
+            }
+            // Each event is leased by its own compare-and-set: one a relay whose lease on the aggregate
+            // lapsed still holds is not, and only a run from the first counts (a later one would go out first).
+            const settled = await Promise.allSettled(
+              run.map((id) => collection.findOneAndUpdate(claimFilter(id), claimUpdate(owner, leaseMs), { returnDocument: 'after', includeResultMetadata: false })),
+            );
+            let inRun = true;
+            let failure: PromiseRejectedResult | undefined;
+            for (const result of settled) {
+              if (result.status === 'rejected') failure ??= result;
+              if (result.status === 'rejected' || result.value === null) inRun = false;
+              else (inRun ? claimed : handBack).push(result.value);
+            }
+            if (failure) throw failure.reason;
           }
+        } catch (error) {
+          // A claim that throws keeps nothing: its events go back unattempted and its aggregates are woken.
+          const back = [...claimed, ...handBack];
+          if (back.length > 0) await collection.updateMany(ownedFilter(owner, back.map((document) => document._id)), RELEASE_UPDATE);
+          await wake(leasedAggregates);
+          throw error;
         }
-        // A claim that throws must not keep what it leased: everything goes back unattempted, then it fails.
-        const back = failed ? [...claimed, ...handBack] : handBack;
-        if (back.length > 0) await collection.updateMany(ownedFilter(owner, back.map((document) => document._id)), RELEASE_UPDATE);
-        if (failed) throw failed.reason;
+        if (handBack.length > 0) await collection.updateMany(ownedFilter(owner, handBack.map((document) => document._id)), RELEASE_UPDATE);
         return claimed.map((document): ClaimedEvent => ({ ...toEvent(document), attempt: toNumber(document.attempts) }));
       });
     },
     async markPublished(eventIds) {
       if (eventIds.length === 0) return;
       const { filter, update } = markPublishedCommand(eventIds);
-      await storageCall('outbox.markPublished', () => collection.updateMany(filter, update));
+      await storageCall('outbox.markPublished', () => waking(eventIds, () => collection.updateMany(filter, update)));
     },
     reschedule: ({ owner, retries }) =>
       withOwned('outbox.reschedule', owner, retries.map((retry) => ({ eventId: retry.eventId, update: rescheduleUpdate(retry.delayMs, retry.error) }))),
@@ -164,8 +232,7 @@ export function mongoOutbox(options: MongoOutboxOptions): MongoOutbox {
       withOwned('outbox.deadLetter', owner, letters.map((letter) => ({ eventId: letter.eventId, update: deadLetterUpdate(letter.error) }))),
     async release({ owner, eventIds }) {
       if (eventIds.length === 0) return 0;
-      const result = await storageCall('outbox.release', () => collection.updateMany(ownedFilter(owner, eventIds), RELEASE_UPDATE));
-      return result.matchedCount;
+      return storageCall('outbox.release', () => waking(eventIds, () => collection.updateMany(ownedFilter(owner, eventIds), RELEASE_UPDATE)));
     },
     async stats() {
       const [row] = await storageCall('outbox.stats', () => collection.aggregate(STATS_PIPELINE).toArray());
@@ -184,8 +251,7 @@ export function mongoOutbox(options: MongoOutboxOptions): MongoOutbox {
       const prepared = prepareOutboxEvent(event, captureTraceHeaders(await traceApi(options.trace)));
       assertInTransaction(tx, 'enqueue');
       try {
-        const aggregate = JSON.stringify([prepared.aggregateType, prepared.aggregateId]);
-        const aggregateSeq = await nextSeq(tx, aggregate, prepared.aggregateSeq);
+        const aggregateSeq = await nextSeq(tx, aggregateKey(prepared.aggregateType, prepared.aggregateId), prepared.aggregateSeq);
         const { filter, update, options: commandOptions } = enqueueCommand({
           _id: prepared.eventId,
           aggregateType: prepared.aggregateType,
@@ -195,21 +261,36 @@ export function mongoOutbox(options: MongoOutboxOptions): MongoOutbox {
           payload: prepared.payloadJson,
           ...(prepared.headers ? { headers: prepared.headers } : {}),
         });
-        const stored = await collection.findOneAndUpdate(filter, update, { ...commandOptions, session: tx });
+        const stored = await collection
+          .findOneAndUpdate(filter, update, { ...commandOptions, session: tx })
+          // Only this write's duplicate key means a taken event id (the other writes are not on event ids).
+          .catch((error: unknown) => Promise.reject(passTransient(error) ?? duplicateEvent(error, prepared.eventId) ?? error));
         if (!stored) throw new Error('enqueue returned no document');
+        // Outside the transaction: allocation order, as PostgreSQL's identity column (see ENQUEUE_ORDER_COMMAND).
+        const order = await sequences.findOneAndUpdate(ENQUEUE_ORDER_COMMAND.filter, ENQUEUE_ORDER_COMMAND.update, ENQUEUE_ORDER_COMMAND.options);
+        const listed = listAggregateCommand(prepared.aggregateType, prepared.aggregateId, toNumber(order?.seq));
+        await aggregates.updateOne(listed.filter, listed.update, { ...listed.options, session: tx });
         return toEvent<P>(stored);
       } catch (error) {
-        throw passTransient(error) ?? duplicateEvent(error, prepared.eventId) ?? toStorageError(ADAPTER, 'outbox.enqueue', error);
+        throw passTransient(error) ?? toStorageError(ADAPTER, 'outbox.enqueue', error);
       }
     },
     async requeue(eventIds) {
       if (eventIds.length === 0) return 0;
       const { filter, update } = requeueCommand(eventIds);
-      return (await storageCall('outbox.requeue', () => collection.updateMany(filter, update))).matchedCount;
+      return storageCall('outbox.requeue', () => waking(eventIds, () => collection.updateMany(filter, update)));
     },
     ensureIndexes: () =>
       storageCall('outbox.ensureIndexes', async () => {
         for (const index of OUTBOX_INDEXES) await collection.createIndex(index.key, index.options);
+        for (const index of AGGREGATE_INDEXES) await aggregates.createIndex(index.key, index.options);
+        // Events enqueued before the aggregates collection existed: list their aggregates (once; a no-op after).
+        const unlisted = await collection.aggregate<{ aggregateType: string; aggregateId: string }>(UNPUBLISHED_AGGREGATES_PIPELINE).toArray();
+        const operations = unlisted.map(({ aggregateType, aggregateId }) => {
+          const { filter, update, options: listOptions } = listAggregateCommand(aggregateType, aggregateId, 0);
+          return { updateOne: { filter, update, ...listOptions } };
+        });
+        if (operations.length > 0) await aggregates.bulkWrite(operations as AnyBulkWriteOperation<AggregateDocument>[], { ordered: false });
       }),
   };
 }

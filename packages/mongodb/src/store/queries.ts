@@ -13,7 +13,7 @@ const literal = (value: unknown) => ({ $literal: value });
 const fromNow = (ms: number) => ({ $add: [NOW, literal(ms)] });
 /** One `$switch` branch. */
 // biome-ignore lint/suspicious/noThenProperty: MongoDB's $switch names a branch's result "then"
-const branch = (when: unknown, result: unknown) => ({ case: when, then: result });
+export const branch = (when: unknown, result: unknown) => ({ case: when, then: result });
 /** True while `field` (a date) lies in the server's future. */
 const running = (field: string) => ({ $gt: [`$${field}`, NOW] });
 

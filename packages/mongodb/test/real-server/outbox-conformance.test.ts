@@ -23,7 +23,8 @@ for (const { name, MongoClient } of DRIVERS) {
       createOutbox: async () => {
         const db = client.db(dbName);
         const sequencesCollectionName = uniqueKey('sequences');
-        const outbox = mongoOutbox({ db, collectionName: uniqueKey('outbox'), sequencesCollectionName });
+        // An aggregates collection of its own too: each outbox is empty, as the suite requires.
+        const outbox = mongoOutbox({ db, collectionName: uniqueKey('outbox'), sequencesCollectionName, aggregatesCollectionName: uniqueKey('aggregates') });
         await outbox.ensureIndexes();
         // Created up front, as the outbox and inbox suite does: not every server creates collections inside a transaction.
         await db.createCollection(sequencesCollectionName);

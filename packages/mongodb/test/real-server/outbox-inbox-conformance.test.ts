@@ -34,8 +34,8 @@ for (const { name, MongoClient } of DRIVERS) {
     runOutboxConformance<ClientSession>({ describe, it, expect }, {
       name: `mongodb outbox (${name})`,
       createOutbox: async () => {
-        const { db, names } = await collections('outbox', 'sequences', 'orders');
-        const outbox = mongoOutbox({ db, collectionName: names[0], sequencesCollectionName: names[1] });
+        const { db, names } = await collections('outbox', 'sequences', 'orders', 'aggregates');
+        const outbox = mongoOutbox({ db, collectionName: names[0], sequencesCollectionName: names[1], aggregatesCollectionName: names[3] });
         await outbox.ensureIndexes();
         const orders = db.collection<{ _id: string }>(names[2]!);
         return {

@@ -92,5 +92,9 @@ describe('reading explain output of the supported servers (shapes from the serve
     expect(keysExamined({ executionStats: { totalKeysExamined: 5 } })).toBe(5);
     expect(keysExamined({ executionStats: { executionStages: { shards: [{ totalKeysExamined: 2 }, { totalKeysExamined: 3 }] } } })).toBe(5);
     expect(keysExamined({})).toBeUndefined();
+    // An aggregation: in its first stage's $cursor, or per shard behind a router.
+    expect(keysExamined({ stages: [{ $cursor: { executionStats: { totalKeysExamined: 4 } } }, { $project: {} }] })).toBe(4);
+    expect(keysExamined({ shards: { s0: { executionStats: { totalKeysExamined: 1 } }, s1: { stages: [{ $cursor: { executionStats: { totalKeysExamined: 2 } } }] } } })).toBe(3);
+    expect(keysExamined({ shards: { s0: {} } })).toBeUndefined();
   });
 });

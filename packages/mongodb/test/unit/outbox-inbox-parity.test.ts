@@ -27,7 +27,7 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
 }
 
 /** An outbox whose sequence counter and event collection answer from the given functions. */
-function outboxOver(events: Partial<Record<'findOneAndUpdate' | 'updateMany', (...args: unknown[]) => Promise<unknown>>>, sequences = {}) {
+function outboxOver(events: Partial<Record<'findOneAndUpdate' | 'updateMany' | 'find' | 'bulkWrite', (...args: unknown[]) => unknown>>, sequences = {}) {
   const counter = { findOneAndUpdate: async () => ({ _id: 'agg', seq: 1 }), updateOne: async () => ({ matchedCount: 1 }), ...sequences };
   const db = { collection: (name: string) => (name.endsWith('_sequences') ? counter : events) } as unknown as Db;
   return mongoOutbox({ db });
@@ -63,20 +63,30 @@ describe('outbox: one behaviour for a duplicate eventId, as in PostgreSQL', () =
 describe('outbox: requeue', () => {
   it('requeues the given dead letters in one updateMany and counts what it matched; no ids, no call', async () => {
     const calls: unknown[][] = [];
+    const woken: unknown[] = [];
     const outbox = outboxOver({
+      // The requeued events' aggregates, read first so the requeue can wake them.
+      find: () => ({ toArray: async () => [{ aggregateType: 'order', aggregateId: 'o1' }] }),
       updateMany: async (...args) => {
         calls.push(args);
         return { matchedCount: 2 };
+      },
+      bulkWrite: async (operations) => {
+        woken.push(...(operations as { updateOne: { filter: unknown } }[]).map((operation) => operation.updateOne.filter));
+        return { matchedCount: 1 };
       },
     });
     expect(await outbox.requeue(['a', 'b', 'c'])).toBe(2);
     expect(await outbox.requeue([])).toBe(0);
     expect(calls.length).toBe(1);
     expect(calls[0]![0]).toMatchObject({ _id: { $in: ['a', 'b', 'c'] } });
+    expect(woken).toEqual([{ _id: '["order","o1"]' }]);
   });
 
   it('a failed requeue is a StorageError naming outbox.requeue', async () => {
-    const error = await failure(outboxOver({ updateMany: async () => Promise.reject(new driver7.MongoNetworkError('reset')) }).requeue(['a']));
+    const error = await failure(
+      outboxOver({ find: () => ({ toArray: async () => [] }), updateMany: async () => Promise.reject(new driver7.MongoNetworkError('reset')) }).requeue(['a']),
+    );
     expect(error).toMatchObject({ code: 'storage_error', operation: 'outbox.requeue' });
   });
 });

@@ -1,18 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import {
-  claimCandidatesPipeline,
+  AGGREGATE_INDEXES,
+  aggregateKey,
   claimFilter,
   claimUpdate,
   deadLetterUpdate,
   enqueueCommand,
+  HELD_BACK,
+  leaseAggregateCommand,
+  listAggregateCommand,
   markPublishedCommand,
   OUTBOX_INDEXES,
   type OutboxDocument,
+  pendingEventsPipeline,
   publishedBeforeFilter,
   RELEASE_UPDATE,
   requeueCommand,
   rescheduleUpdate,
   STATS_PIPELINE,
+  sequenceUnchangedCommand,
+  wakeAggregateCommand,
 } from '../../src/outbox/outbox-queries.js';
 import { applyUpdate, at, freezeNow, matches, NOW, runPipeline } from '../support/mingo.js';
 
@@ -40,26 +47,70 @@ const event = (aggregateId: string, aggregateSeq: number, extra: Partial<OutboxD
 });
 
 describe('outbox claim (mingo)', () => {
-  it("offers each aggregate's unpublished events from the oldest, in sequence order, up to the first not due, leased or parked", () => {
+  it("reads an aggregate's unpublished events in sequence order, each with when it may be claimed by the server clock", () => {
     const events = [
       event('a', 1, { publishedAt: at(-5) }),
-      event('a', 3),
+      event('a', 4),
       event('a', 2),
-      event('b', 1, { leaseOwner: 'relay-2', leaseExpiresAt: at(10_000) }),
-      event('b', 2),
-      event('c', 1, { availableAt: at(5_000) }),
-      event('d', 1, { deadLetteredAt: at(-1) }),
-      event('d', 2),
-      event('e', 1, { leaseOwner: 'relay-9', leaseExpiresAt: at(-1) }),
-      event('f', 7),
-      event('g', 1),
-      event('g', 2),
-      event('g', 3, { availableAt: at(5_000) }),
-      event('g', 4),
+      event('a', 3, { leaseOwner: 'relay-2', leaseExpiresAt: at(10_000) }),
+      event('a', 5, { availableAt: at(5_000) }),
+      event('a', 6, { deadLetteredAt: at(-1) }),
+      event('a', 7, { leaseOwner: 'relay-9', leaseExpiresAt: at(-1) }),
+      event('b', 1),
     ];
-    const offered = run(claimCandidatesPipeline(10), events).map((doc) => doc.ids as string[]);
-    expect(offered.sort()).toEqual([['a-2', 'a-3'], ['e-1'], ['f-7'], ['g-1', 'g-2']]);
-    expect(run(claimCandidatesPipeline(2), events)).toHaveLength(2);
+    expect(run(pendingEventsPipeline('order', 'a', 10), events)).toEqual([
+      { _id: 'a-2', blockedUntil: null },
+      { _id: 'a-3', blockedUntil: at(10_000) },
+      { _id: 'a-4', blockedUntil: null },
+      { _id: 'a-5', blockedUntil: at(5_000) },
+      { _id: 'a-6', blockedUntil: HELD_BACK },
+      { _id: 'a-7', blockedUntil: null },
+    ]);
+    expect(run(pendingEventsPipeline('order', 'a', 2), events).map((doc) => doc._id)).toEqual(['a-2', 'a-3']);
+  });
+
+  it("the event read is the unpublished index's prefix: equality on its first three fields, sorted by the fourth, then limited", () => {
+    const [match, sort, limit] = pendingEventsPipeline('order', 'a', 3) as [{ $match: object }, { $sort: object }, { $limit: number }];
+    expect([...Object.keys(match.$match), ...Object.keys(sort.$sort)]).toEqual(Object.keys(OUTBOX_INDEXES[1].key));
+    expect(Object.values(sort.$sort)).toEqual([1]);
+    expect(limit.$limit).toBe(3);
+  });
+
+  it('leases the aggregate that has waited longest, ties by enqueue order, and only one that is claimable now', () => {
+    const aggregate = (id: string, claimableAt: Date, order: number) => ({ _id: id, aggregateType: 'order', aggregateId: id, claimableAt, order });
+    const { filter, update, options } = leaseAggregateCommand('relay-1', 30_000);
+    expect(options.sort).toEqual({ claimableAt: 1, order: 1 });
+    expect(AGGREGATE_INDEXES[0].key).toEqual(options.sort);
+    expect(matches(filter, aggregate('a', at(0), 1))).toBe(true);
+    expect(matches(filter, aggregate('a', at(1), 1))).toBe(false);
+    expect(matches(filter, aggregate('a', HELD_BACK, 1))).toBe(false);
+    expect(apply([...update], aggregate('a', at(-1), 1))).toMatchObject({ claimableAt: at(30_000), leaseOwner: 'relay-1', order: 1 });
+  });
+
+  it('enqueue lists an unlisted aggregate from now and leaves a listed one exactly as it is; a wake makes it claimable now', () => {
+    const listed = listAggregateCommand('order', 'a', 7);
+    expect(listed.filter).toEqual({ _id: aggregateKey('order', 'a') });
+    expect(apply(listed.update, { _id: aggregateKey('order', 'a') })).toEqual({ _id: '["order","a"]', aggregateType: 'order', aggregateId: 'a', claimableAt: NOW, order: 7 });
+    const leased = { _id: '["order","a"]', aggregateType: 'order', aggregateId: 'a', claimableAt: at(60_000), order: 3, leaseOwner: 'relay-1' };
+    // Field for field and in the same order: MongoDB writes nothing for it, so no conflict with the relays.
+    expect(JSON.stringify(apply(listed.update, leased))).toBe(JSON.stringify(leased));
+    const held = { ...leased, claimableAt: HELD_BACK };
+    expect(apply(listed.update, held)).toEqual(held);
+    const woken = wakeAggregateCommand('order', 'a');
+    expect(woken.upsert).toBe(true);
+    expect(apply(woken.update, leased)).toEqual({ _id: '["order","a"]', aggregateType: 'order', aggregateId: 'a', claimableAt: NOW, order: 3 });
+    expect(apply(woken.update, { _id: '["order","a"]' })).toMatchObject({ claimableAt: NOW, order: 0 });
+  });
+
+  it('forgetting an empty aggregate is checked by a write on its counter that matches only while the counter stands still', () => {
+    const check = sequenceUnchangedCommand('["order","a"]', 4);
+    expect(matches(check.filter, { _id: '["order","a"]', seq: 4 })).toBe(true);
+    expect(matches(check.filter, { _id: '["order","a"]', seq: 5 })).toBe(false);
+    expect(check.options.upsert).toBe(false);
+    expect(apply(check.update, { _id: '["order","a"]', seq: 4 })).toEqual({ _id: '["order","a"]', seq: 4, checkedAt: NOW });
+    const none = sequenceUnchangedCommand('["order","b"]', undefined);
+    expect(none.options.upsert).toBe(true);
+    expect(matches(none.filter, { _id: '["order","b"]', seq: 1 })).toBe(false);
   });
 
   it('the compare-and-set claim matches the same conditions, then leases and counts the attempt', () => {

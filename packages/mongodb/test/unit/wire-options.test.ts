@@ -2,7 +2,7 @@ import { createIdempotency, isOncelyError } from '@oncely/core';
 import * as driver7 from 'mongodb';
 import * as driver6 from 'mongodb6';
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeScopeId, mongoJournal, mongoStore, mongoTransactionalStore } from '../../src/index.js';
+import { encodeScopeId, mongoJournal, mongoOutbox, mongoStore, mongoTransactionalStore } from '../../src/index.js';
 import { claimToken } from '../support/scripted-driver.js';
 import { connectSeeingSecondary, cursorReply, type Responder, type ScriptedDeployment, scriptedDeployment, type WireCommand } from '../support/scripted-wire.js';
 
@@ -105,6 +105,27 @@ for (const { name, MongoClient } of drivers) {
       expect(await journal.listUnresolved({ staleAfterMs: 1_000, limit: 5 })).toEqual([]);
       const reads = named(deployment.commands, 'find');
       expect(reads).toHaveLength(2);
+      for (const read of reads) expect(read.port).toBe(deployment.port('primary'));
+    });
+
+    it("the outbox claim reads an aggregate's counter and next events at the primary, whatever the client prefers", async () => {
+      const leased = { _id: '["order","a"]', aggregateType: 'order', aggregateId: 'a', claimableAt: new Date(), order: 1, leaseOwner: 'relay-1' };
+      deployment = await scriptedDeployment(['primary', 'secondary'], (command) => {
+        if (command.name === 'findAndModify') return { lastErrorObject: { n: 1, updatedExisting: true }, value: leased, ok: 1 };
+        if (command.name === 'find') return cursorReply(`app.${command.body.find}`, [{ _id: leased._id, seq: 3 }]);
+        if (command.name === 'aggregate') return cursorReply(`app.${command.body.aggregate}`);
+        if (command.name === 'update' || command.name === 'delete') return { n: 1, nModified: 1, ok: 1 };
+        return undefined;
+      });
+      client = new MongoClient(deployment.url('readPreference=secondaryPreferred'));
+      await connectSeeingSecondary(client);
+      // The aggregate is empty: the claim reads its counter and its events, then forgets it.
+      expect(await mongoOutbox({ db: client.db() }).source.claim({ owner: 'relay-1', limit: 1, leaseMs: 1_000 })).toEqual([]);
+      const reads = named(deployment.commands, 'find', 'aggregate');
+      expect(reads.map((read) => [read.name, read.body.find ?? read.body.aggregate])).toEqual([
+        ['find', 'oncely_outbox_sequences'],
+        ['aggregate', 'oncely_outbox'],
+      ]);
       for (const read of reads) expect(read.port).toBe(deployment.port('primary'));
     });
 
