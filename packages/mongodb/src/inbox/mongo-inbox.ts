@@ -14,6 +14,7 @@ import { assertInTransaction, passTransient } from '../outbox/mongo-outbox.js';
 import { deleteOldest } from '../purge/delete-oldest.js';
 import { ADAPTER, storageCall } from '../store/mongo-store.js';
 import { DEFAULT_TRANSACTION_OPTIONS } from '../store/transactional-store.js';
+import { literal, NOW } from '../expressions/server-time.js';
 
 /** One processed `(consumer, eventId)` pair. */
 export interface InboxDocument {
@@ -45,11 +46,11 @@ export function inboxId(input: InboxInput): string {
 }
 
 /** Records the pair if new (server time), in one upsert; `upsertedCount` says whether it was new. */
-export const INBOX_UPDATE = [{ $set: { processedAt: { $ifNull: ['$processedAt', '$$NOW'] } } }];
+export const INBOX_UPDATE = [{ $set: { processedAt: { $ifNull: ['$processedAt', NOW] } } }];
 
 /** Records made at least `olderThanMs` ago by the server's clock. */
 export function processedBeforeFilter(olderThanMs: number): Document {
-  return { $expr: { $lte: ['$processedAt', { $subtract: ['$$NOW', { $literal: olderThanMs }] }] } };
+  return { $expr: { $lte: ['$processedAt', { $subtract: [NOW, literal(olderThanMs)] }] } };
 }
 
 /** The index `purgeProcessed` walks, oldest first. */

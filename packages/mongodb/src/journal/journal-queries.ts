@@ -1,10 +1,9 @@
 import type { Document } from 'mongodb';
+import { literal, NOW } from '../expressions/server-time.js';
 
 // Every filter and pipeline of the MongoDB journal. Time is `$$NOW` (the server's clock); caller
 // values go through `$literal`.
 
-const NOW = '$$NOW';
-const literal = (value: unknown) => ({ $literal: value });
 const FINAL = ['succeeded', 'failed'];
 /** Keeps `field` as it is on a final entry, otherwise sets `value`. */
 const unlessFinal = (field: string, value: unknown) => ({ $cond: [{ $in: ['$state', literal(FINAL)] }, `$${field}`, value] });

@@ -1,12 +1,10 @@
 import type { Document } from 'mongodb';
 import { branch } from '../store/queries.js';
+import { fromNow, literal, NOW } from '../expressions/server-time.js';
 
 // Every filter and pipeline of the MongoDB outbox. Time is `$$NOW` (the server's clock); caller values
 // go through `$literal`.
 
-const NOW = '$$NOW';
-const literal = (value: unknown) => ({ $literal: value });
-const fromNow = (ms: number) => ({ $add: [NOW, literal(ms)] });
 /** True while the event's lease runs by the server clock (false when it has none). */
 const leased = { $gt: ['$leaseExpiresAt', NOW] };
 const LEASE_FIELDS = ['leaseOwner', 'leaseExpiresAt'];

@@ -2,15 +2,12 @@ import type { Scope } from '@oncely/core';
 import type { ClaimInput, CompleteInput } from '@oncely/core/adapter';
 import type { Document } from 'mongodb';
 import { encodeScopeId } from './scope-id.js';
+import { fromNow, literal, NOW } from '../expressions/server-time.js';
 
 // Every filter and pipeline the idempotency store sends lives here, so the protocol reads in one place.
 // Time is always `$$NOW`, the server's clock; caller values always go through `$literal`, so a string
 // such as "$$ROOT" stays a string.
 
-/** The server's clock at the time the command runs. */
-const NOW = '$$NOW';
-const literal = (value: unknown) => ({ $literal: value });
-const fromNow = (ms: number) => ({ $add: [NOW, literal(ms)] });
 /** One `$switch` branch. */
 // biome-ignore lint/suspicious/noThenProperty: MongoDB's $switch names a branch's result "then"
 export const branch = (when: unknown, result: unknown) => ({ case: when, then: result });
