@@ -1,9 +1,10 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import { createRelay } from '@oncely/core/outbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool, credit } from '@oncely/test-support';
 import { natsPublisher } from '../src/index.js';
 import { connectNats, NATS_URL, natsUp, suiteTitle, uniqueName } from './support/nats-server.js';
-import { createPipeline, createPool, credit, type Pipeline } from './support/pipeline.js';
+import { createPipeline, type Pipeline } from './support/pipeline.js';
 
 describe.skipIf(!natsUp)(suiteTitle('bad input through a relay: the publisher fails the event, it stays in the PostgreSQL outbox'), () => {
   const pool = createPool();

@@ -1,9 +1,9 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { until } from './support/fixtures.js';
+import { createPool, credit, type Process, until } from '@oncely/test-support';
 import { connectNats, NATS_URL, natsUp, suiteTitle } from './support/nats-server.js';
-import { createPipeline, createPool, credit, type Pipeline } from './support/pipeline.js';
-import { assertBuilt, type Process, startProcess } from './support/process-control.js';
+import { createPipeline, type Pipeline } from './support/pipeline.js';
+import { assertBuilt, startProcess } from './support/processes.js';
 
 describe.skipIf(!natsUp)(suiteTitle('failure boundaries over JetStream, with real processes SIGKILLed'), () => {
   const pool = createPool();

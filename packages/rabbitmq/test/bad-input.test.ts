@@ -1,8 +1,9 @@
 import type amqp from 'amqplib';
 import { createRelay } from '@oncely/core/outbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool, credit } from '@oncely/test-support';
 import { rabbitPublisher } from '../src/index.js';
-import { createPipeline, createPool, credit, type Pipeline } from './support/pipeline.js';
+import { createPipeline, type Pipeline } from './support/pipeline.js';
 import { AMQP_URL, connectRabbit, rabbitUp, suiteTitle, uniqueName } from './support/rabbit-server.js';
 
 describe.skipIf(!rabbitUp)(suiteTitle('bad input through a relay: the publisher fails the event, it stays in the PostgreSQL outbox (RabbitMQ)'), () => {

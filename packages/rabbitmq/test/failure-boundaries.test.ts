@@ -1,8 +1,8 @@
 import type amqp from 'amqplib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { until } from './support/fixtures.js';
-import { createPipeline, createPool, credit, type Pipeline } from './support/pipeline.js';
-import { assertBuilt, type Process, startProcess } from './support/process-control.js';
+import { createPool, credit, type Process, until } from '@oncely/test-support';
+import { createPipeline, type Pipeline } from './support/pipeline.js';
+import { assertBuilt, startProcess } from './support/processes.js';
 import { AMQP_URL, connectRabbit, rabbitUp, suiteTitle } from './support/rabbit-server.js';
 
 describe.skipIf(!rabbitUp)(suiteTitle('failure boundaries over RabbitMQ, with real processes SIGKILLed'), () => {

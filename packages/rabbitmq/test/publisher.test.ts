@@ -2,8 +2,8 @@ import { isOncelyError } from '@oncely/core';
 import { partitionOf } from '@oncely/core/adapter';
 import type amqp from 'amqplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventOf } from '@oncely/test-support';
 import { ensureRabbitQueues, type RabbitPublisher, rabbitPublisher } from '../src/index.js';
-import { eventOf } from './support/fixtures.js';
 import { connectRabbit, deleteQueues, drain, rabbitUp, suiteTitle, uniqueName } from './support/rabbit-server.js';
 
 const signal = new AbortController().signal;

@@ -1,8 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Process } from '@oncely/test-support';
 import { createPool } from '../support/database.js';
 import { until } from '../support/wait.js';
 import { credit, createPipeline, type Pipeline } from './pipeline.js';
-import { assertBuilt, type Process, startProcess } from './process-control.js';
+import { assertBuilt, startProcess } from './processes.js';
 
 const pool = createPool({ max: 12 });
 const started: Process[] = [];
