@@ -15,7 +15,12 @@ export const suiteTitle = (title: string) => (natsUp ? title : `${title} (skippe
 /** A name no other run uses, for streams, subjects and durables. */
 export const uniqueName = (label: string) => `oncely_${label}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 7)}`;
 
-export const connectNats = (url = NATS_URL) => connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+/**
+ * A client that reconnects forever. `timeout` bounds each connection attempt: a reconnect whose
+ * socket is reset mid-handshake otherwise waits out the default 20 s before trying again (seen in
+ * the connection storm: every pull and publish stalled that long after the storm).
+ */
+export const connectNats = (url = NATS_URL) => connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 100, timeout: 2_000 });
 
 /**
  * A private nats-server with JetStream on a port of this package's range (55300–55349), storing in a
