@@ -33,7 +33,8 @@ export const credit = (account: string, amount = 1): NewOutboxEvent => ({
 export function ledger(fail: (event: OutboxEvent) => boolean = () => false) {
   const inbox = new Set<string>();
   const applied: OutboxEvent[] = [];
-  const handle = async (event: OutboxEvent): Promise<InboxOutcome> => {
+  // Takes a broker's delivery second, as the handlers it stands in for do, and ignores it.
+  const handle = async (event: OutboxEvent, _delivery?: unknown): Promise<InboxOutcome> => {
     if (fail(event)) throw new Error(`handler refused ${event.eventId}`);
     if (inbox.has(event.eventId)) return 'duplicate';
     inbox.add(event.eventId);

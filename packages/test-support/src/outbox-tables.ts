@@ -44,16 +44,17 @@ export async function outboxTables<Outbox extends OutboxTable>(pool: pg.Pool, sc
     id bigserial PRIMARY KEY, consumer text NOT NULL, event_id text NOT NULL, aggregate_id text NOT NULL, aggregate_seq bigint NOT NULL)`);
   const outbox = postgres.postgresOutbox({ db: pool, schema });
   const driver = postgres.sqlDriver(pool);
+  /** Enqueues `events` in one committed transaction. */
+  const enqueue = async (events: readonly NewOutboxEvent[]): Promise<void> => {
+    await driver.transaction(async (tx) => {
+      for (const event of events) await outbox.enqueue(tx, event);
+      return { action: 'commit', value: undefined };
+    });
+  };
   return {
     schema,
     outbox,
-    /** Enqueues `events` in one committed transaction. */
-    async enqueue(events: readonly NewOutboxEvent[]): Promise<void> {
-      await driver.transaction(async (tx) => {
-        for (const event of events) await outbox.enqueue(tx, event);
-        return { action: 'commit', value: undefined };
-      });
-    },
+    enqueue,
     async unpublished(): Promise<number> {
       const { rows } = await pool.query(`SELECT count(*)::int AS n FROM ${outbox.table} WHERE published_at IS NULL`);
       return rows[0].n;
@@ -61,6 +62,16 @@ export async function outboxTables<Outbox extends OutboxTable>(pool: pg.Pool, sc
     async applied(): Promise<AppliedRow[]> {
       const { rows } = await pool.query(`SELECT event_id, aggregate_id, aggregate_seq::int AS aggregate_seq FROM "${schema}".applied ORDER BY id`);
       return rows;
+    },
+    /** Enqueues `event` alone and resolves its event id. */
+    async enqueueOne(event: NewOutboxEvent): Promise<string> {
+      await enqueue([event]);
+      const { rows } = await pool.query(`SELECT event_id FROM ${outbox.table} ORDER BY position DESC LIMIT 1`);
+      return rows[0].event_id;
+    },
+    async isPublished(eventId: string): Promise<boolean> {
+      const { rows } = await pool.query(`SELECT published_at IS NOT NULL AS published FROM ${outbox.table} WHERE event_id = $1`, [eventId]);
+      return rows[0].published;
     },
     async drop(): Promise<void> {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);

@@ -89,11 +89,13 @@ export function startProcess(script: URL, config: Record<string, unknown>): Proc
 
 /**
  * A package's process control: `assertBuilt` fails loudly when a build its scripts import is
- * missing (the suites never skip), `startProcess` forks one of its two scripts.
+ * missing (the suites never skip), `startProcess` forks one of its two scripts, `killStarted`
+ * SIGKILLs what is still running.
  */
 export function processControl({ processes, builds, packageName }: ProcessControlOptions) {
   // The scripts import this package's `processes` entry: its build is one of theirs.
   const all = [...builds, new URL('./processes.js', import.meta.url)].map((url) => fileURLToPath(url));
+  const started = new Set<Process>();
   return {
     assertBuilt(): void {
       const missing = all.filter((path) => !existsSync(path));
@@ -101,6 +103,13 @@ export function processControl({ processes, builds, packageName }: ProcessContro
         throw new Error(`missing builds (${missing.join(', ')}): run \`npx turbo run build --filter=${packageName}...\` first`);
       }
     },
-    startProcess: (script: ProcessScript, config: Record<string, unknown>): Process => startProcess(new URL(script, processes), config),
+    startProcess(script: ProcessScript, config: Record<string, unknown>): Process {
+      const child = startProcess(new URL(script, processes), config);
+      started.add(child);
+      void child.exited.then(() => started.delete(child));
+      return child;
+    },
+    /** SIGKILLs every process started here that is still running: for `afterEach`. */
+    killStarted: () => Promise.all([...started].map((child) => child.kill())).then(() => undefined),
   };
 }

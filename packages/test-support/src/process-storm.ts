@@ -1,16 +1,25 @@
 import type { NewOutboxEvent } from '@oncely/core/outbox';
 import { credit } from './event-fixtures.js';
-import type { AppliedRow } from './outbox-tables.js';
+import { type AppliedRow, exactlyOnceInOrder } from './outbox-tables.js';
 import type { Process } from './process-control.js';
 import { sleep, until } from './until.js';
 
+/** How big a storm is: `ONCELY_STORM_EVENTS=10000` and `ONCELY_STORM_BUDGET_MS` for the long run. */
+export const STORM = (() => {
+  const budgetMs = Number(process.env.ONCELY_STORM_BUDGET_MS ?? 60_000);
+  return {
+    /** Events enqueued: half up front, the rest during the storm, each aggregate's in sequence. */
+    events: Number(process.env.ONCELY_STORM_EVENTS ?? 2_000),
+    aggregates: 200,
+    /** The storm's time budget; as long again is allowed for the last events. */
+    budgetMs,
+    /** What a test running one storm may take. */
+    testTimeoutMs: 2 * budgetMs + 60_000,
+  };
+})();
+
 /** Options of {@link processStorm}. */
 export interface ProcessStormOptions {
-  /** Events enqueued: half up front, the rest during the storm, each aggregate's in sequence. */
-  readonly events: number;
-  readonly aggregates: number;
-  /** The storm's time budget; as long again is allowed for the last events. */
-  readonly budgetMs: number;
   readonly pipeline: {
     enqueue(events: readonly NewOutboxEvent[]): Promise<void>;
     applied(): Promise<AppliedRow[]>;
@@ -30,6 +39,10 @@ export interface ProcessStormResult {
   readonly brokerRestarts: number;
   readonly elapsedMs: number;
   readonly applied: AppliedRow[];
+  /** What went wrong: no broker restart, no kill, or what `exactlyOnceInOrder` finds; empty when the storm passed. */
+  readonly problems: readonly string[];
+  /** A line for the test's output. */
+  readonly summary: string;
 }
 
 /**
@@ -38,7 +51,8 @@ export interface ProcessStormResult {
  * outbox is empty.
  */
 export async function processStorm(options: ProcessStormOptions): Promise<ProcessStormResult> {
-  const { events: total, aggregates, budgetMs, pipeline, roles, live } = options;
+  const { events: total, aggregates, budgetMs } = STORM;
+  const { pipeline, roles, live } = options;
   const events = Array.from({ length: total }, (_, i) => credit(`acct-${i % aggregates}`));
   const half = Math.floor(total / 2);
   for (let i = 0; i < half; i += 500) await pipeline.enqueue(events.slice(i, Math.min(i + 500, half)));
@@ -67,5 +81,13 @@ export async function processStorm(options: ProcessStormOptions): Promise<Proces
     await sleep(700);
   }
   await until('every event applied', async () => (await pipeline.applied()).length >= total && (await pipeline.unpublished()) === 0, budgetMs);
-  return { kills, brokerRestarts, elapsedMs: Date.now() - started, applied: await pipeline.applied() };
+  const elapsedMs = Date.now() - started;
+  const applied = await pipeline.applied();
+  const problems = [
+    ...(brokerRestarts === 1 ? [] : [`${brokerRestarts} broker restarts, expected 1`]),
+    ...(kills > 0 ? [] : ['no process was killed']),
+    ...exactlyOnceInOrder(applied, total),
+  ];
+  const summary = `${total} events of ${aggregates} aggregates applied in ${elapsedMs} ms, ${kills} SIGKILLs, ${brokerRestarts} broker restart`;
+  return { kills, brokerRestarts, elapsedMs, applied, problems, summary };
 }

@@ -2,8 +2,9 @@
 // PostgreSQL outbox → a broker → a PostgreSQL inbox, the broker handed in as a transport. Each
 // reports named points over IPC; the parent decides when it dies.
 import type { InboxOutcome, OutboxEvent, Publisher } from '@oncely/core/adapter';
-import { createRelay, type RelayOptions } from '@oncely/core/outbox';
+import type { RelayOptions } from '@oncely/core/outbox';
 import pg from 'pg';
+import { type ConsumerTx, type InboxLike, insertApplied, testRelay } from './test-relay.js';
 
 /** A process's configuration: its one command-line argument, as JSON; the transport reads the rest. */
 export interface ProcessConfig {
@@ -18,11 +19,6 @@ export interface ProcessConfig {
   readonly leaseMs?: number;
   readonly pollIntervalMs?: number;
   readonly [option: string]: unknown;
-}
-
-/** The inbox transaction's handle, as the business write uses it. */
-export interface ConsumerTx {
-  query(text: string, params?: readonly unknown[]): Promise<unknown>;
 }
 
 const config: ProcessConfig = JSON.parse(process.argv[2] ?? '{}');
@@ -77,18 +73,13 @@ export async function relayProcess(parts: {
           },
         }
       : broker;
-  const relay = createRelay({
+  const relay = testRelay({
     source: outbox.source,
     publisher,
     id: config.relayId,
     batchSize: config.batchSize ?? 100,
     leaseMs: config.leaseMs ?? 1_000,
     pollIntervalMs: config.pollIntervalMs ?? 100,
-    maxAttempts: 1_000,
-    backoff: { baseMs: 50, capMs: 1_000 },
-    errorBackoff: { baseMs: 50, capMs: 1_000 },
-    statsIntervalMs: 0,
-    purge: false,
     ...transport.relayOptions,
   });
   onStop(async () => {
@@ -103,15 +94,6 @@ export async function relayProcess(parts: {
 /** Applies one event in the inbox's transaction: the consumer's business write. */
 export type Apply = (tx: ConsumerTx, event: OutboxEvent, config: ProcessConfig) => Promise<unknown>;
 
-/** One row per applied event in `applied`, in apply order: what the tests' exactly-once checks read. */
-export const insertApplied: Apply = (tx, event, config) =>
-  tx.query(`INSERT INTO "${config.schema}".applied (consumer, event_id, aggregate_id, aggregate_seq) VALUES ($1, $2, $3, $4)`, [
-    config.name,
-    event.eventId,
-    event.aggregateId,
-    event.aggregateSeq,
-  ]);
-
 /** The broker side of a consumer process: its consumers, each applying through `handle`. */
 export interface ConsumerTransport {
   readonly consumers: readonly { start(): Promise<void>; stop(): Promise<void> }[];
@@ -120,18 +102,18 @@ export interface ConsumerTransport {
 
 /**
  * A consumer service: `transport`'s consumers apply each event through the inbox of
- * `config.schema` in one transaction with its business row (`apply`, default {@link insertApplied}),
+ * `config.schema` in one transaction with its business row (`apply`, by default a row of `applied`),
  * then acknowledge. Reports `duplicate` for each redelivery the inbox refused;
  * `config.pauseAt: 'applied'` holds the first event committed before its acknowledgement (point `applied`).
  */
 export async function consumerProcess(parts: {
-  inbox(pool: pg.Pool, config: ProcessConfig): { run(input: { consumer: string; eventId: string }, fn: (tx: ConsumerTx) => Promise<unknown>): Promise<InboxOutcome> };
+  inbox(pool: pg.Pool, config: ProcessConfig): InboxLike;
   transport(config: ProcessConfig, handle: (event: OutboxEvent) => Promise<InboxOutcome>): Promise<ConsumerTransport>;
   apply?: Apply;
 }): Promise<void> {
   const pool = poolOf(config.name, 6);
   const inbox = parts.inbox(pool, config);
-  const apply = parts.apply ?? insertApplied;
+  const apply: Apply = parts.apply ?? ((tx, event) => insertApplied(tx, config.schema, config.name, event));
   let paused = false;
   const handle = async (event: OutboxEvent): Promise<InboxOutcome> => {
     const outcome = await inbox.run({ consumer: 'billing', eventId: event.eventId }, (tx) => apply(tx, event, config));
