@@ -91,12 +91,14 @@ export {
 
 // What broker consumers report.
 export type { BrokerConsumerEvent, BrokerDeliverySubject } from './inbox/broker-consumer-events.js';
+export { type BrokerConsumerOptions, type ResolvedBrokerConsumerOptions, resolveBrokerConsumerOptions } from './inbox/broker-consumer-options.js';
 export { type BrokerDelivery, type DeliveryPolicy, type DeliveryVerdict, handleDelivery } from './inbox/handle-delivery.js';
 
 // Shared by every adapter.
 export { corruptRecord, toStorageError } from './errors.js';
 export { emitSafely, type EventBody, eventEmitter } from './events.js';
 export { backgroundLoop, type BackgroundLoop, type BackgroundLoopOptions, type LoopStatus } from './loop/background-loop.js';
+export { type LoopOwnerOptions, loopOwnerDefaults } from './loop/loop-owner-options.js';
 export { assertIdentifier, MAX_IDENTIFIER_LENGTH } from './outbox/identifier.js';
 export { integerOption, invalidOption, numberOption } from './options/option-checks.js';
 export { hasControlCharacter } from './scope.js';

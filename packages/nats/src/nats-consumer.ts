@@ -1,8 +1,9 @@
-import { type Clock, type ConsumerStage, type EventListener, systemClock } from '@oncely/core';
+import type { ConsumerStage } from '@oncely/core';
 import {
   assertIdentifier,
   backgroundLoop,
   type BrokerConsumerEvent,
+  type BrokerConsumerOptions,
   eventEmitter,
   handleDelivery,
   type InboxOutcome,
@@ -10,10 +11,9 @@ import {
   invalidOption,
   type LoopStatus,
   type OutboxEvent,
+  resolveBrokerConsumerOptions,
   storageGuard,
-  type TraceOption,
 } from '@oncely/core/adapter';
-import type { BackoffOptions } from '@oncely/core/retry';
 import { AckPolicy, type Consumer, DeliverPolicy, type JsMsg, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection, nanos } from '@nats-io/nats-core';
 import { traceApi } from './trace/otel-api.js';
@@ -37,7 +37,7 @@ export interface NatsDelivery {
 export type NatsHandler = (event: OutboxEvent, delivery: NatsDelivery) => Promise<InboxOutcome>;
 
 /** Options of {@link natsConsumer}. */
-export interface NatsConsumerOptions {
+export interface NatsConsumerOptions extends BrokerConsumerOptions {
   /** A connection you own: the consumer never closes it. */
   readonly connection: NatsConnection;
   /** The stream the events are stored in. */
@@ -61,13 +61,6 @@ export interface NatsConsumerOptions {
   readonly maxAckPending?: number;
   /** How long one pull waits for a message (default and least 1 000 ms). */
   readonly expiresMs?: number;
-  /** Redelivery delay after a handler failure, and pause after a NATS failure (default base 100 ms, cap 30 000 ms). */
-  readonly backoff?: BackoffOptions;
-  /** Consumer spans linked to the producer's trace context: `@opentelemetry/api` if installed (default), a copy of it, or `false`. */
-  readonly trace?: TraceOption;
-  readonly clock?: Clock;
-  readonly random?: () => number;
-  readonly onEvent?: EventListener<BrokerConsumerEvent>;
 }
 
 /** A durable pull consumer; see {@link natsConsumer}. */
@@ -101,7 +94,8 @@ function headersOf(message: JsMsg): Record<string, string> {
  * aggregate routed to one bucket subject keeps its order whichever consumer of the durable applies it.
  */
 export function natsConsumer(options: NatsConsumerOptions): NatsConsumer {
-  const { connection, stream, durable, filterSubject, deadLetterSubject, handle, clock = systemClock, random = Math.random } = options;
+  const { connection, stream, durable, filterSubject, deadLetterSubject, handle } = options;
+  const { backoff, clock, random } = resolveBrokerConsumerOptions(options);
   if (!connection || typeof connection.publish !== 'function') throw invalidOption('oncely/nats', 'natsConsumer needs a NatsConnection');
   if (typeof handle !== 'function') throw invalidOption('oncely/nats', 'natsConsumer needs a handle function');
   for (const [name, value] of Object.entries({ stream, durable, filterSubject, deadLetterSubject })) assertIdentifier('invalid_option', name, value);
@@ -111,7 +105,6 @@ export function natsConsumer(options: NatsConsumerOptions): NatsConsumer {
   const maxAckPending = positive('maxAckPending', options.maxAckPending ?? 1);
   // JetStream refuses pulls that expire sooner than a second.
   const expiresMs = integerOption('oncely/nats: expiresMs', options.expiresMs ?? 1_000, 1_000);
-  const backoff = options.backoff ?? { baseMs: 100, capMs: 30_000 };
 
   const js = jetstream(connection);
   let consumer: Consumer | undefined;

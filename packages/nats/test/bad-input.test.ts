@@ -1,9 +1,9 @@
 import type { NatsConnection } from '@nats-io/nats-core';
-import { createRelay } from '@oncely/core/outbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool, credit, relayOnce } from '@oncely/test-support';
 import { natsPublisher } from '../src/index.js';
 import { connectNats, NATS_URL, natsUp, suiteTitle, uniqueName } from './support/nats-server.js';
-import { createPipeline, createPool, credit, type Pipeline } from './support/pipeline.js';
+import { createPipeline, type Pipeline } from './support/pipeline.js';
 
 describe.skipIf(!natsUp)(suiteTitle('bad input through a relay: the publisher fails the event, it stays in the PostgreSQL outbox'), () => {
   const pool = createPool();
@@ -19,35 +19,21 @@ describe.skipIf(!natsUp)(suiteTitle('bad input through a relay: the publisher fa
     await pool.end();
   });
 
-  const runOnce = async (subject: string) => {
-    const failures: unknown[] = [];
-    const relay = createRelay({
-      source: p.outbox.source,
-      publisher: natsPublisher({ connection: nc, subject, buckets: 1, timeoutMs: 1_000 }),
-      purge: false,
-      onEvent: (event) => event.type === 'outbox_publish_failed' && failures.push(event.error),
-    });
-    return { batch: await relay.runOnce(), failures };
-  };
-  const published = async (eventId: string) =>
-    (await pool.query(`SELECT published_at IS NOT NULL AS published FROM ${p.outbox.table} WHERE event_id = $1`, [eventId])).rows[0].published;
+  const runOnce = (subject: string) => relayOnce(p.outbox.source, natsPublisher({ connection: nc, subject, buckets: 1, timeoutMs: 1_000 }));
 
   it.each([
     ['an event over max_payload', async () => ({ ...credit(uniqueName('big')), payload: { blob: 'x'.repeat((nc.info?.max_payload ?? 1_048_576) + 10) } }), 'invalid_event'],
     ['a header value that is not a string (a row written behind the outbox)', async () => credit(uniqueName('hdr')), 'invalid_event'],
     ['a subject no stream stores', async () => credit(uniqueName('nostream')), undefined],
   ] as const)('%s: typed error, rescheduled, not marked published', async (label, make, code) => {
-    const event = await p.enqueue([await make()]).then(async () => {
-      const { rows } = await pool.query(`SELECT event_id FROM ${p.outbox.table} WHERE published_at IS NULL ORDER BY position DESC LIMIT 1`);
-      return rows[0].event_id as string;
-    });
+    const event = await p.enqueueOne(await make());
     if (label.startsWith('a header')) await pool.query(`UPDATE ${p.outbox.table} SET headers = '{"traceparent": 42}' WHERE event_id = $1`, [event]);
     const subject = label.startsWith('a subject') ? `${uniqueName('elsewhere')}.x` : p.subject;
     const { batch, failures } = await runOnce(subject);
     expect(batch).toMatchObject({ claimed: 1, published: 0, rescheduled: 1 });
     if (code) expect(failures[0]).toMatchObject({ code });
     else expect(failures[0]).toBeInstanceOf(Error);
-    expect(await published(event)).toBe(false);
+    expect(await p.isPublished(event)).toBe(false);
     await pool.query(`DELETE FROM ${p.outbox.table} WHERE event_id = $1`, [event]);
   });
 });

@@ -2,8 +2,8 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { OutboxEvent } from '@oncely/core/outbox';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { eventOf, ledger, recorder, until } from '@oncely/test-support';
 import { ensureNatsStream, type NatsConsumer, type NatsConsumerOptions, natsConsumer, natsPublisher } from '../src/index.js';
-import { eventOf, ledger, recorder, until } from './support/fixtures.js';
 import { connectNats, natsUp, suiteTitle, uniqueName } from './support/nats-server.js';
 
 const signal = new AbortController().signal;

@@ -1,20 +1,14 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { until } from './support/fixtures.js';
+import { createPool, credit, until } from '@oncely/test-support';
 import { connectNats, NATS_URL, natsUp, suiteTitle } from './support/nats-server.js';
-import { createPipeline, createPool, credit, type Pipeline } from './support/pipeline.js';
-import { assertBuilt, type Process, startProcess } from './support/process-control.js';
+import { createPipeline, type Pipeline } from './support/pipeline.js';
+import { assertBuilt, killStarted, startProcess as start } from './support/processes.js';
 
 describe.skipIf(!natsUp)(suiteTitle('failure boundaries over JetStream, with real processes SIGKILLed'), () => {
   const pool = createPool();
   let nc: NatsConnection;
-  const started: Process[] = [];
   const pipelines: Pipeline[] = [];
-  const start = (script: 'relay-process.mjs' | 'consumer-process.mjs', config: Record<string, unknown>) => {
-    const child = startProcess(script, config);
-    started.push(child);
-    return child;
-  };
   const pipeline = async (label: string) => {
     const created = await createPipeline(pool, nc, NATS_URL, label, 1);
     pipelines.push(created);
@@ -26,7 +20,7 @@ describe.skipIf(!natsUp)(suiteTitle('failure boundaries over JetStream, with rea
     nc = await connectNats();
   });
   afterEach(async () => {
-    await Promise.all(started.splice(0).map((child) => child.kill()));
+    await killStarted();
     await Promise.all(pipelines.splice(0).map((created) => created.close()));
   });
   afterAll(async () => {

@@ -3,8 +3,8 @@ import { partitionOf } from '@oncely/core/adapter';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventOf } from '@oncely/test-support';
 import { ensureNatsStream, natsPublisher } from '../src/index.js';
-import { eventOf } from './support/fixtures.js';
 import { connectNats, natsUp, suiteTitle, uniqueName } from './support/nats-server.js';
 
 const signal = new AbortController().signal;

@@ -6,10 +6,10 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { createRelay } from '@oncely/core/outbox';
 import { sqlDriver } from '@oncely/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool, credit, ledger, until } from '@oncely/test-support';
 import { natsConsumer, natsPublisher } from '../src/index.js';
-import { ledger, until } from './support/fixtures.js';
 import { connectNats, NATS_URL, natsUp, suiteTitle } from './support/nats-server.js';
-import { createPipeline, createPool, credit, type Pipeline } from './support/pipeline.js';
+import { createPipeline, type Pipeline } from './support/pipeline.js';
 
 describe.skipIf(!natsUp)(suiteTitle('trace context from enqueue to the consumer span, over the PostgreSQL outbox and JetStream'), () => {
   const exporter = new InMemorySpanExporter();

@@ -1,8 +1,9 @@
-import { type Clock, type ConsumerStage, type EventListener, systemClock } from '@oncely/core';
+import type { ConsumerStage } from '@oncely/core';
 import {
   assertIdentifier,
   backgroundLoop,
   type BrokerConsumerEvent,
+  type BrokerConsumerOptions,
   eventEmitter,
   handleDelivery,
   type InboxOutcome,
@@ -10,10 +11,9 @@ import {
   invalidOption,
   type LoopStatus,
   type OutboxEvent,
+  resolveBrokerConsumerOptions,
   storageGuard,
-  type TraceOption,
 } from '@oncely/core/adapter';
-import type { BackoffOptions } from '@oncely/core/retry';
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { RabbitConnection } from './rabbit-queues.js';
 import { traceApi } from './trace/otel-api.js';
@@ -34,7 +34,7 @@ export interface RabbitDelivery {
 export type RabbitHandler = (event: OutboxEvent, delivery: RabbitDelivery) => Promise<InboxOutcome>;
 
 /** Options of {@link rabbitConsumer}. */
-export interface RabbitConsumerOptions {
+export interface RabbitConsumerOptions extends BrokerConsumerOptions {
   /** Where the consumer opens its channel (reopened after the broker closed it). */
   readonly connection: RabbitConnection;
   /** The queue to consume, e.g. one bucket queue `orders.3` (see `ensureRabbitQueues`); it must exist. */
@@ -46,15 +46,8 @@ export interface RabbitConsumerOptions {
   readonly prefetch?: number;
   /** Deliveries (broker redeliveries and retries here) before a message is rejected to the queue's dead-letter exchange (default 5). */
   readonly maxDeliver?: number;
-  /** Retry delay after a handler failure, and pause after a broker failure (default base 100 ms, cap 30 000 ms). */
-  readonly backoff?: BackoffOptions;
   /** How long one round waits for a message before looking again (default 1 000 ms). */
   readonly idleMs?: number;
-  /** Consumer spans linked to the producer's trace context: `@opentelemetry/api` if installed (default), a copy of it, or `false`. */
-  readonly trace?: TraceOption;
-  readonly clock?: Clock;
-  readonly random?: () => number;
-  readonly onEvent?: EventListener<BrokerConsumerEvent>;
 }
 
 /** A queue consumer; see {@link rabbitConsumer}. */
@@ -88,7 +81,8 @@ function headersOf(message: ConsumeMessage): Record<string, string> {
  * the single active consumer of `ensureRabbitQueues`, an aggregate's events are applied in order.
  */
 export function rabbitConsumer(options: RabbitConsumerOptions): RabbitConsumer {
-  const { connection, queue, consumer, handle, clock = systemClock, random = Math.random } = options;
+  const { connection, queue, consumer, handle } = options;
+  const { backoff, clock, random } = resolveBrokerConsumerOptions(options);
   if (!connection || typeof connection.createChannel !== 'function') {
     throw invalidOption('oncely/rabbitmq', 'rabbitConsumer needs an amqplib connection (ChannelModel)');
   }
@@ -98,7 +92,6 @@ export function rabbitConsumer(options: RabbitConsumerOptions): RabbitConsumer {
   const prefetch = positive('prefetch', options.prefetch ?? 20);
   const maxDeliver = positive('maxDeliver', options.maxDeliver ?? 5);
   const idleMs = positive('idleMs', options.idleMs ?? 1_000);
-  const backoff = options.backoff ?? { baseMs: 100, capMs: 30_000 };
 
   let channel: Channel | undefined;
   let trace: Awaited<ReturnType<typeof traceApi>>;

@@ -69,15 +69,15 @@ export function rabbitPublisher(options: RabbitPublisherOptions): RabbitPublishe
     return opening;
   }
 
-  async function publishOne(event: OutboxEvent, signal: AbortSignal): Promise<PublishOutcome> {
+  async function publishOne(event: OutboxEvent, signal: AbortSignal, aborted: Promise<never>): Promise<PublishOutcome> {
     try {
       const target = queueOf(event);
       const message = toBrokerMessage(event, maxBytes);
       signal.throwIfAborted();
       const confirm = await open();
-      await new Promise<void>((resolve, reject) => {
-        const onAbort = () => reject(signal.reason);
-        signal.addEventListener('abort', onAbort, { once: true });
+      // Given up on while the channel opened: nothing is sent.
+      signal.throwIfAborted();
+      const confirmed = new Promise<void>((resolve, reject) => {
         confirm.publish(
           '',
           target,
@@ -92,13 +92,13 @@ export function rabbitPublisher(options: RabbitPublisherOptions): RabbitPublishe
             headers: { ...message.headers },
           },
           (error: unknown) => {
-            signal.removeEventListener('abort', onAbort);
             if (returned.delete(event.eventId)) reject(new OncelyError('invalid_state', `oncely/rabbitmq: no queue ${target} took event ${event.eventId}`));
             else if (error) reject(error instanceof Error ? error : new Error(`oncely/rabbitmq: the broker nacked event ${event.eventId}`));
             else resolve();
           },
         );
       });
+      await Promise.race([confirmed, aborted]);
       return { kind: 'published' };
     } catch (error) {
       return { kind: 'failed', error };
@@ -107,8 +107,22 @@ export function rabbitPublisher(options: RabbitPublisherOptions): RabbitPublishe
 
   return {
     name: 'rabbitmq',
-    // Each event of a batch is of another aggregate: they may be in flight together.
-    publish: (events, signal) => Promise.all(events.map((event) => publishOne(event, signal))),
+    async publish(events, signal) {
+      // One abort listener for the batch: one per event passed Node's 10 per signal, a
+      // MaxListenersExceededWarning on every batch of more than 10 (seen in the connection storm).
+      let onAbort!: () => void;
+      const aborted = new Promise<never>((_, reject) => {
+        onAbort = () => reject(signal.reason);
+      });
+      aborted.catch(() => undefined);
+      signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        // Each event of a batch is of another aggregate: they may be in flight together.
+        return await Promise.all(events.map((event) => publishOne(event, signal, aborted)));
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+      }
+    },
     async close() {
       const current = channel;
       channel = undefined;

@@ -1,8 +1,8 @@
 import type amqp from 'amqplib';
-import { createRelay } from '@oncely/core/outbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool, credit, relayOnce } from '@oncely/test-support';
 import { rabbitPublisher } from '../src/index.js';
-import { createPipeline, createPool, credit, type Pipeline } from './support/pipeline.js';
+import { createPipeline, type Pipeline } from './support/pipeline.js';
 import { AMQP_URL, connectRabbit, rabbitUp, suiteTitle, uniqueName } from './support/rabbit-server.js';
 
 describe.skipIf(!rabbitUp)(suiteTitle('bad input through a relay: the publisher fails the event, it stays in the PostgreSQL outbox (RabbitMQ)'), () => {
@@ -19,34 +19,20 @@ describe.skipIf(!rabbitUp)(suiteTitle('bad input through a relay: the publisher 
     await pool.end();
   });
 
-  const runOnce = async (queue: string) => {
-    const failures: unknown[] = [];
-    const relay = createRelay({
-      source: p.outbox.source,
-      publisher: rabbitPublisher({ connection, queue, buckets: 1, maxMessageBytes: 65_536 }),
-      purge: false,
-      onEvent: (event) => event.type === 'outbox_publish_failed' && failures.push(event.error),
-    });
-    return { batch: await relay.runOnce(), failures };
-  };
-  const published = async (eventId: string) =>
-    (await pool.query(`SELECT published_at IS NOT NULL AS published FROM ${p.outbox.table} WHERE event_id = $1`, [eventId])).rows[0].published;
+  const runOnce = (queue: string) => relayOnce(p.outbox.source, rabbitPublisher({ connection, queue, buckets: 1, maxMessageBytes: 65_536 }));
 
   it.each([
     ['an event over maxMessageBytes', async () => ({ ...credit(uniqueName('big')), payload: { blob: 'x'.repeat(70_000) } }), 'invalid_event'],
     ['a header value that is not a string (a row written behind the outbox)', async () => credit(uniqueName('hdr')), 'invalid_event'],
     ['a queue that does not exist', async () => credit(uniqueName('noqueue')), 'invalid_state'],
   ] as const)('%s: typed error, rescheduled, not marked published', async (label, make, code) => {
-    const event = await p.enqueue([await make()]).then(async () => {
-      const { rows } = await pool.query(`SELECT event_id FROM ${p.outbox.table} WHERE published_at IS NULL ORDER BY position DESC LIMIT 1`);
-      return rows[0].event_id as string;
-    });
+    const event = await p.enqueueOne(await make());
     if (label.startsWith('a header')) await pool.query(`UPDATE ${p.outbox.table} SET headers = '{"traceparent": 42}' WHERE event_id = $1`, [event]);
     const queue = label.startsWith('a queue') ? uniqueName('elsewhere') : p.queues[0]!.replace(/\.0$/, '');
     const { batch, failures } = await runOnce(queue);
     expect(batch).toMatchObject({ claimed: 1, published: 0, rescheduled: 1 });
     expect(failures[0]).toMatchObject({ code });
-    expect(await published(event)).toBe(false);
+    expect(await p.isPublished(event)).toBe(false);
     await pool.query(`DELETE FROM ${p.outbox.table} WHERE event_id = $1`, [event]);
   });
 });

@@ -1,8 +1,8 @@
 import type { OutboxEvent } from '@oncely/core/outbox';
 import type amqp from 'amqplib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { eventOf, ledger, recorder, until } from '@oncely/test-support';
 import { ensureRabbitQueues, type RabbitConsumer, type RabbitConsumerOptions, rabbitConsumer, rabbitPublisher } from '../src/index.js';
-import { eventOf, ledger, recorder, until } from './support/fixtures.js';
 import { connectRabbit, deleteQueues, drain, rabbitUp, suiteTitle, uniqueName } from './support/rabbit-server.js';
 
 const signal = new AbortController().signal;

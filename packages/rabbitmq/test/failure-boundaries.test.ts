@@ -1,20 +1,14 @@
 import type amqp from 'amqplib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { until } from './support/fixtures.js';
-import { createPipeline, createPool, credit, type Pipeline } from './support/pipeline.js';
-import { assertBuilt, type Process, startProcess } from './support/process-control.js';
+import { createPool, credit, until } from '@oncely/test-support';
+import { createPipeline, type Pipeline } from './support/pipeline.js';
+import { assertBuilt, killStarted, startProcess as start } from './support/processes.js';
 import { AMQP_URL, connectRabbit, rabbitUp, suiteTitle } from './support/rabbit-server.js';
 
 describe.skipIf(!rabbitUp)(suiteTitle('failure boundaries over RabbitMQ, with real processes SIGKILLed'), () => {
   const pool = createPool();
   let connection: amqp.ChannelModel;
-  const started: Process[] = [];
   const pipelines: Pipeline[] = [];
-  const start = (script: 'relay-process.mjs' | 'consumer-process.mjs', config: Record<string, unknown>) => {
-    const child = startProcess(script, config);
-    started.push(child);
-    return child;
-  };
   const pipeline = async (label: string) => {
     const created = await createPipeline(pool, connection, AMQP_URL, label, 1);
     pipelines.push(created);
@@ -32,7 +26,7 @@ describe.skipIf(!rabbitUp)(suiteTitle('failure boundaries over RabbitMQ, with re
     connection = await connectRabbit();
   });
   afterEach(async () => {
-    await Promise.all(started.splice(0).map((child) => child.kill()));
+    await killStarted();
     await Promise.all(pipelines.splice(0).map((created) => created.close()));
   });
   afterAll(async () => {

@@ -1,9 +1,9 @@
 import { isOncelyError } from '@oncely/core';
 import { partitionOf } from '@oncely/core/adapter';
 import type amqp from 'amqplib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { eventOf } from '@oncely/test-support';
 import { ensureRabbitQueues, type RabbitPublisher, rabbitPublisher } from '../src/index.js';
-import { eventOf } from './support/fixtures.js';
 import { connectRabbit, deleteQueues, drain, rabbitUp, suiteTitle, uniqueName } from './support/rabbit-server.js';
 
 const signal = new AbortController().signal;
@@ -28,6 +28,24 @@ describe.skipIf(!rabbitUp)(suiteTitle('rabbitPublisher on the shared RabbitMQ'),
     for (const created of publishers) await created.close();
     await deleteQueues(connection, [...queues, dead]);
     await connection.close();
+  });
+
+  it('listens to the batch signal once, however many events the batch holds; an abort fails every event not yet confirmed', async () => {
+    const events = Array.from({ length: 20 }, (_, i) => eventOf(`many-${i}`, 1));
+    const quiet = new AbortController();
+    const listened = vi.spyOn(quiet.signal, 'addEventListener');
+    expect(await publisher().publish(events, quiet.signal)).toEqual(events.map(() => ({ kind: 'published' })));
+    // One per event passed Node's 10 listeners per signal: a MaxListenersExceededWarning per batch.
+    expect(listened.mock.calls.filter(([type]) => type === 'abort')).toHaveLength(1);
+    expect((await Promise.all(queues.map((name) => drain(connection, name)))).flat()).toHaveLength(events.length);
+
+    const stopped = new AbortController();
+    const outcomes = publisher().publish(events.map((event) => eventOf(event.aggregateId, 2)), stopped.signal);
+    const reason = new Error('the relay gave up on this batch');
+    stopped.abort(reason);
+    expect(await outcomes).toEqual(events.map(() => ({ kind: 'failed', error: reason })));
+    // Given up on before it was sent: nothing reached a queue.
+    expect((await Promise.all(queues.map((name) => drain(connection, name)))).flat()).toEqual([]);
   });
 
   it('reports published on the broker confirm: a persistent message with messageId = eventId, headers carried, in its aggregate bucket queue', async () => {

@@ -1,8 +1,17 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
+import type { BrokerConsumerEvent } from '@oncely/core/adapter';
 import { ensureNatsStream, natsBucketSubjects, natsConsumer, natsPublisher } from '@oncely/nats';
 import { ensureRabbitQueues, type RabbitConnection, rabbitConsumer, rabbitPublisher } from '@oncely/rabbitmq';
+import { consumersOf } from './consumer-set.js';
 import type { Transport } from './outbox-pipeline.js';
+
+/** The consumers' events, of which the bench counts the failures. */
+const failuresTo =
+  (onFailure: Parameters<Transport['startConsumers']>[1]) =>
+  (event: BrokerConsumerEvent): void => {
+    if (event.type === 'consumer_error' || event.type === 'message_handler_failed') onFailure(event);
+  };
 
 /** NATS JetStream: a stream of its own, `buckets` subjects routed by aggregate, one durable pull consumer each. */
 export async function natsTransport(nc: NatsConnection, runId: string, buckets: number): Promise<Transport & { remove(): Promise<void> }> {
@@ -19,15 +28,10 @@ export async function natsTransport(nc: NatsConnection, runId: string, buckets: 
           filterSubject: subject,
           deadLetterSubject: `${stream}.dead`,
           handle,
-          onEvent: (event) => {
-            if (event.type === 'consumer_error' || event.type === 'message_handler_failed') onFailure(event);
-          },
+          onEvent: failuresTo(onFailure),
         }),
       );
-      await Promise.all(consumers.map((c) => c.start()));
-      return async () => {
-        await Promise.all(consumers.map((consumer) => consumer.stop()));
-      };
+      return consumersOf(consumers);
     },
     async remove() {
       await (await jetstreamManager(nc)).streams.delete(stream).catch(() => undefined);
@@ -50,15 +54,10 @@ export async function rabbitTransport(connection: RabbitConnection, runId: strin
           consumer: 'bench',
           idleMs: 100,
           handle,
-          onEvent: (event) => {
-            if (event.type === 'consumer_error' || event.type === 'message_handler_failed') onFailure(event);
-          },
+          onEvent: failuresTo(onFailure),
         }),
       );
-      await Promise.all(consumers.map((c) => c.start()));
-      return async () => {
-        await Promise.all(consumers.map((consumer) => consumer.stop()));
-      };
+      return consumersOf(consumers);
     },
     async remove() {
       await publisher.close();

@@ -5,6 +5,7 @@ import { partitionOf, type RedisStreamConsumer, redisStreamConsumer, redisStream
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import { latencyRecorder } from '../harness/latency-recorder.js';
+import { consumersOf } from './consumer-set.js';
 
 /** Applies a read of several events in one inbox transaction (Redis Streams' `handleBatch`). */
 export type BatchHandler = (events: readonly OutboxEvent[]) => Promise<{ readonly outcomes: readonly InboxOutcome[]; readonly failed?: { readonly index: number; readonly error: unknown } }>;
@@ -39,10 +40,7 @@ export function redisTransport(redis: Redis, runId: string, partitions: number):
           },
         }),
       );
-      await Promise.all(consumers.map((c) => c.start()));
-      return async () => {
-        await Promise.all(consumers.map((consumer) => consumer.stop()));
-      };
+      return consumersOf(consumers);
     },
   };
 }

@@ -1,5 +1,6 @@
-import { type Clock, systemClock } from '../clock.js';
+import type { Clock } from '../clock.js';
 import type { EventListener } from '../events.js';
+import { type LoopOwnerOptions, loopOwnerDefaults } from '../loop/loop-owner-options.js';
 import { integerOption, invalidOption } from '../options/option-checks.js';
 import { type BackoffOptions, fullJitter } from '../retry/full-jitter.js';
 import { assertIdentifier } from './identifier.js';
@@ -18,7 +19,7 @@ export interface PurgeOptions {
 }
 
 /** Options of {@link createRelay}. */
-export interface RelayOptions {
+export interface RelayOptions extends LoopOwnerOptions<RelayEvent> {
   /** Where events come from: `postgresOutbox(...).source`, a MongoDB outbox, or your own. */
   readonly source: OutboxSource;
   /** Where events go: `redisStreamPublisher(...)` or your own. */
@@ -43,11 +44,6 @@ export interface RelayOptions {
   readonly purge?: PurgeOptions | false;
   /** Lease owner name; unique per relay (default `relay-<uuid>`). */
   readonly id?: string;
-  /** Drives every wait, timeout and lag; inject a manual clock in tests. */
-  readonly clock?: Clock;
-  /** Source of jitter; injectable for deterministic tests (default `Math.random`). */
-  readonly random?: () => number;
-  readonly onEvent?: EventListener<RelayEvent>;
 }
 
 /** {@link RelayOptions} with every default applied and every value checked. */
@@ -112,8 +108,7 @@ export function resolveRelayOptions(options: RelayOptions): ResolvedRelayOptions
     statsIntervalMs: integer('statsIntervalMs', options.statsIntervalMs ?? 10_000, 0),
     purge: options.purge === false ? undefined : purgeOf(options.purge ?? {}),
     id,
-    clock: options.clock ?? systemClock,
-    random: options.random ?? Math.random,
+    ...loopOwnerDefaults(options),
     onEvent: options.onEvent,
   };
 }

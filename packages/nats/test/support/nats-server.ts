@@ -1,30 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
+import { reachable, reachableAs } from '@oncely/test-support';
 
 /** The shared NATS server (JetStream on): never restarted; tests use streams of their own. */
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-
-/** True when something answers on the host and port of `url`. */
-export function reachable(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: hostname, port: Number(port) });
-    socket.setTimeout(2_000);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => {
-      socket.destroy();
-      resolve(false);
-    });
-  });
-}
 
 /** Whether the shared server is there; suites that need it skip, saying so in their title, when it is not. */
 export const natsUp = await reachable(NATS_URL);
@@ -33,7 +15,12 @@ export const suiteTitle = (title: string) => (natsUp ? title : `${title} (skippe
 /** A name no other run uses, for streams, subjects and durables. */
 export const uniqueName = (label: string) => `oncely_${label}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 7)}`;
 
-export const connectNats = (url = NATS_URL) => connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+/**
+ * A client that reconnects forever. `timeout` bounds each connection attempt: a reconnect whose
+ * socket is reset mid-handshake otherwise waits out the default 20 s before trying again (seen in
+ * the connection storm: every pull and publish stalled that long after the storm).
+ */
+export const connectNats = (url = NATS_URL) => connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 100, timeout: 2_000 });
 
 /**
  * A private nats-server with JetStream on a port of this package's range (55300–55349), storing in a
@@ -45,11 +32,7 @@ export async function privateNatsServer(port: number) {
   const url = `nats://127.0.0.1:${port}`;
   async function start() {
     child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: 'ignore' });
-    const deadline = Date.now() + 15_000;
-    while (!(await reachable(url))) {
-      if (Date.now() > deadline) throw new Error(`private nats-server on ${port} did not start`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await reachableAs(url, true, 15_000);
   }
   async function kill() {
     const running = child;

@@ -1,18 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Process } from '@oncely/test-support';
 import { createPool } from '../support/database.js';
 import { until } from '../support/wait.js';
 import { credit, createPipeline, type Pipeline } from './pipeline.js';
-import { assertBuilt, type Process, startProcess } from './process-control.js';
+import { assertBuilt, killStarted, startProcess as start } from './processes.js';
 
 const pool = createPool({ max: 12 });
-const started: Process[] = [];
 const pipelines: Pipeline[] = [];
 
-const start = (script: 'relay-process.mjs' | 'consumer-process.mjs', config: Record<string, unknown>) => {
-  const process = startProcess(script, config);
-  started.push(process);
-  return process;
-};
 const pipeline = async (label: string, partitions?: number) => {
   const created = await createPipeline(pool, label, partitions);
   pipelines.push(created);
@@ -22,7 +17,7 @@ const pipeline = async (label: string, partitions?: number) => {
 beforeAll(() => assertBuilt());
 
 afterEach(async () => {
-  await Promise.all(started.splice(0).map((process) => process.kill()));
+  await killStarted();
   await Promise.all(pipelines.splice(0).map((created) => created.close()));
 });
 

@@ -83,7 +83,7 @@ export async function createPipeline(pool: pg.Pool, label: string, partitions = 
       redisUrl: REDIS_URL,
       schema,
       streams: names,
-      consumer,
+      name: consumer,
       ...extra,
     }),
     enqueue: (events) =>

@@ -1,39 +1,34 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { reachable, reachableAs } from '@oncely/test-support';
 import amqp from 'amqplib';
 
 /** The shared RabbitMQ: never restarted; tests declare and delete queues of their own. */
 export const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
-/** True when something answers on the host and port of `url`. */
-export function reachable(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: hostname, port: Number(port || 5672) });
-    socket.setTimeout(2_000);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => {
-      socket.destroy();
-      resolve(false);
-    });
-  });
-}
-
 /** Whether the shared broker is there; suites that need it skip, saying so in their title, when it is not. */
-export const rabbitUp = await reachable(AMQP_URL);
+export const rabbitUp = await reachable(AMQP_URL, 5672);
 export const suiteTitle = (title: string) => (rabbitUp ? title : `${title} (skipped: RabbitMQ unreachable at ${AMQP_URL})`);
 
 /** A name no other run uses, for queues. */
 export const uniqueName = (label: string) => `oncely.${label}.${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 7)}`;
 
 export const connectRabbit = (url = AMQP_URL) => amqp.connect(url);
+
+/**
+ * Closes, server-side, every connection of the shared broker whose client-provided name is
+ * `name` (amqplib's `clientProperties.connection_name`), and only those: one `rabbitmqctl eval`
+ * lists and closes them. Resolves how many it closed.
+ */
+export async function closeConnectionsNamed(name: string): Promise<number> {
+  const erlang = `[begin rabbit_networking:close_connection(Pid, "oncely connection storm"), Pid end || Pid <- rabbit_networking:connections(), [{client_properties, Props}] <- [rabbit_networking:connection_info(Pid, [client_properties])], lists:member({<<"connection_name">>, longstr, <<${JSON.stringify(name)}>>}, Props)].`;
+  const closed = await new Promise<string>((resolve, reject) => {
+    execFile('rabbitmqctl', ['-q', 'eval', erlang], { timeout: 30_000 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
+  });
+  return closed.split('<').length - 1;
+}
 
 /** Deletes queues this run declared. */
 export async function deleteQueues(connection: amqp.ChannelModel, queues: readonly string[]): Promise<void> {
@@ -70,14 +65,6 @@ const run = (command: string, args: readonly string[], env: NodeJS.ProcessEnv = 
     execFile(command, args, { env: { ...process.env, ...env }, timeout: 120_000 }, (error) => (error ? reject(error) : resolve()));
   });
 
-async function waitFor(url: string, up: boolean, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while ((await reachable(url)) !== up) {
-    if (Date.now() > deadline) throw new Error(`${url} still ${up ? 'down' : 'up'} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
 /**
  * A private RabbitMQ node on a port of this package's range (55360–55399) with its own name, data
  * folder and config (the machine's config binds the shared port), for tests that restart the broker.
@@ -102,7 +89,7 @@ export async function privateRabbitNode(port: number) {
   };
   const url = `amqp://guest:guest@127.0.0.1:${port}`;
   await run('rabbitmq-server', ['-detached'], env);
-  await waitFor(url, true, 120_000);
+  await reachableAs(url, true, 120_000);
   const ctl = (...args: string[]) => run('rabbitmqctl', ['-q', '-n', node, ...args], env);
   return {
     url,
@@ -110,7 +97,7 @@ export async function privateRabbitNode(port: number) {
     async restart() {
       await ctl('stop_app');
       await ctl('start_app');
-      await waitFor(url, true, 60_000);
+      await reachableAs(url, true, 60_000);
     },
     async stop() {
       await ctl('stop').catch(() => undefined);

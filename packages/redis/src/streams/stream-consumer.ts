@@ -1,19 +1,20 @@
-import { type Clock, type EventListener, OncelyError, systemClock } from '@oncely/core';
+import { OncelyError } from '@oncely/core';
 import {
   assertIdentifier,
   backgroundLoop,
+  type BrokerConsumerOptions,
   eventEmitter,
   type InboxOutcome,
   integerOption,
   invalidOption,
   type LoopStatus,
   type OutboxEvent,
+  resolveBrokerConsumerOptions,
   storageGuard,
-  type TraceOption,
   toStorageError,
   withConsumerSpan,
 } from '@oncely/core/adapter';
-import { type BackoffOptions, fullJitter } from '@oncely/core/retry';
+import { fullJitter } from '@oncely/core/retry';
 import type { Cluster, Redis } from 'ioredis';
 import { duplicateWithLegacyReplies } from '../ioredis/duplicate.js';
 import type { ConsumerStage, StreamConsumerEvent } from './consumer-events.js';
@@ -53,7 +54,7 @@ export type StreamBatchHandler = (
 ) => Promise<StreamBatchResult>;
 
 /** Options of {@link redisStreamConsumer}. */
-export interface RedisStreamConsumerOptions {
+export interface RedisStreamConsumerOptions extends BrokerConsumerOptions<StreamConsumerEvent> {
   /** An ioredis `Redis` or `Cluster`; the consumer reads on its own duplicate connection (blocking reads) and closes only that. */
   readonly client: Redis | Cluster;
   /** The stream or streams to read. Give each stream one live consumer if its aggregates need their order kept. */
@@ -76,13 +77,6 @@ export interface RedisStreamConsumerOptions {
   readonly claimIntervalMs?: number;
   /** Where a newly created group starts: `0` reads the stream's history (default), `$` only new entries. */
   readonly startId?: '0' | '$';
-  /** Pause after a handler or Redis failure: `fullJitter(failures in a row - 1)` (default base 100 ms, cap 30 000 ms). */
-  readonly backoff?: BackoffOptions;
-  readonly clock?: Clock;
-  readonly random?: () => number;
-  /** Handler spans linked to the producer's trace context (the entry's `headers`): `@opentelemetry/api` if installed (default), a copy of it, or `false`. */
-  readonly trace?: TraceOption;
-  readonly onEvent?: EventListener<StreamConsumerEvent>;
 }
 
 /** A consumer-group reader; see {@link redisStreamConsumer}. */
@@ -129,7 +123,8 @@ const ignoreConnectionError = () => undefined;
  * stream at a time.
  */
 export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisStreamConsumer {
-  const { client, group, consumer, clock = systemClock, random = Math.random } = options;
+  const { client, group, consumer } = options;
+  const { backoff, clock, random } = resolveBrokerConsumerOptions(options);
   if (!client || typeof client.duplicate !== 'function') throw invalidOption('oncely/redis', 'redisStreamConsumer needs an ioredis Redis or Cluster client');
   if ((typeof options.handle === 'function') === (typeof options.handleBatch === 'function')) {
     throw invalidOption('oncely/redis', 'redisStreamConsumer needs a handle or a handleBatch function (one of them)');
@@ -146,7 +141,6 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
   const claimIdleMs = positive('claimIdleMs', options.claimIdleMs ?? 30_000);
   const claimIntervalMs = positive('claimIntervalMs', options.claimIntervalMs ?? 5_000);
   const startId = options.startId ?? '0';
-  const backoff = options.backoff ?? { baseMs: 100, capMs: 30_000 };
 
   let connection: Redis | Cluster | undefined;
   let trace: Awaited<ReturnType<typeof traceApi>>;

@@ -2,10 +2,6 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const BUILDS = ['../../dist/index.js', '../../../postgres/dist/index.js', '../../../core/dist/index.js'].map((path) =>
-  fileURLToPath(new URL(path, import.meta.url)),
-);
-
 /** A message a process sent at a named point. */
 export interface PointMessage {
   readonly point: string;
@@ -27,17 +23,22 @@ export interface Process {
   readonly exited: Promise<NodeJS.Signals | null>;
 }
 
-/** Fails loudly when a build the processes import is missing: the suite never skips. */
-export function assertBuilt(): void {
-  const missing = BUILDS.filter((path) => !existsSync(path));
-  if (missing.length > 0) {
-    throw new Error(`missing builds (${missing.join(', ')}): run \`npx turbo run build --filter=@oncely/nats...\` first`);
-  }
+/** The two scripts a package's `test/processes` folder holds. */
+export type ProcessScript = 'relay-process.mjs' | 'consumer-process.mjs';
+
+/** Where a package's process scripts are, and the builds they import. */
+export interface ProcessControlOptions {
+  /** The folder of `relay-process.mjs` and `consumer-process.mjs`, e.g. `new URL('../processes/', import.meta.url)`. */
+  readonly processes: URL;
+  /** The built entry points the scripts import (the package's own `dist/index.js` among them). */
+  readonly builds: readonly URL[];
+  /** The package whose build `assertBuilt` asks for, e.g. `@oncely/nats`. */
+  readonly packageName: string;
 }
 
-/** Forks `processes/<script>` with `config` as its one argument. */
-export function startProcess(script: 'relay-process.mjs' | 'consumer-process.mjs', config: Record<string, unknown>): Process {
-  const child = fork(fileURLToPath(new URL(`../processes/${script}`, import.meta.url)), [JSON.stringify(config)], {
+/** Forks `script` with `config` as its one argument, and follows the points it reports. */
+export function startProcess(script: URL, config: Record<string, unknown>): Process {
+  const child = fork(fileURLToPath(script), [JSON.stringify(config)], {
     execArgv: [],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -83,5 +84,32 @@ export function startProcess(script: 'relay-process.mjs' | 'consumer-process.mjs
       if (!gone) child.send('stop');
       await exited;
     },
+  };
+}
+
+/**
+ * A package's process control: `assertBuilt` fails loudly when a build its scripts import is
+ * missing (the suites never skip), `startProcess` forks one of its two scripts, `killStarted`
+ * SIGKILLs what is still running.
+ */
+export function processControl({ processes, builds, packageName }: ProcessControlOptions) {
+  // The scripts import this package's `processes` entry: its build is one of theirs.
+  const all = [...builds, new URL('./processes.js', import.meta.url)].map((url) => fileURLToPath(url));
+  const started = new Set<Process>();
+  return {
+    assertBuilt(): void {
+      const missing = all.filter((path) => !existsSync(path));
+      if (missing.length > 0) {
+        throw new Error(`missing builds (${missing.join(', ')}): run \`npx turbo run build --filter=${packageName}...\` first`);
+      }
+    },
+    startProcess(script: ProcessScript, config: Record<string, unknown>): Process {
+      const child = startProcess(new URL(script, processes), config);
+      started.add(child);
+      void child.exited.then(() => started.delete(child));
+      return child;
+    },
+    /** SIGKILLs every process started here that is still running: for `afterEach`. */
+    killStarted: () => Promise.all([...started].map((child) => child.kill())).then(() => undefined),
   };
 }

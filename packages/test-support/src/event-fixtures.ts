@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BrokerConsumerEvent } from '@oncely/core/adapter';
-import type { OutboxEvent } from '@oncely/core/outbox';
+import type { InboxOutcome, NewOutboxEvent, OutboxEvent } from '@oncely/core/outbox';
 
 let sequence = 0;
 /** An outbox event as a relay would hand it to the publisher. */
@@ -18,11 +18,23 @@ export function eventOf(aggregateId: string, aggregateSeq: number, extra: Partia
   };
 }
 
-/** A consumer's state kept in memory with its own inbox: what it applied, in order. */
+/** A credit of `amount` to `account`: the event every pipeline test enqueues. */
+export const credit = (account: string, amount = 1): NewOutboxEvent => ({
+  aggregateType: 'account',
+  aggregateId: account,
+  eventType: 'account.credited.v1',
+  payload: { amount },
+});
+
+/**
+ * A consumer's state kept in memory with its own inbox: what it applied, in order. `fail` lets a
+ * test make the handler throw for chosen deliveries.
+ */
 export function ledger(fail: (event: OutboxEvent) => boolean = () => false) {
   const inbox = new Set<string>();
   const applied: OutboxEvent[] = [];
-  const handle = async (event: OutboxEvent): Promise<'processed' | 'duplicate'> => {
+  // Takes a broker's delivery second, as the handlers it stands in for do, and ignores it.
+  const handle = async (event: OutboxEvent, _delivery?: unknown): Promise<InboxOutcome> => {
     if (fail(event)) throw new Error(`handler refused ${event.eventId}`);
     if (inbox.has(event.eventId)) return 'duplicate';
     inbox.add(event.eventId);
@@ -33,16 +45,7 @@ export function ledger(fail: (event: OutboxEvent) => boolean = () => false) {
 }
 
 /** Collects a consumer's events. */
-export function recorder() {
-  const events: BrokerConsumerEvent[] = [];
-  return { events, onEvent: (event: BrokerConsumerEvent) => events.push(event) };
-}
-
-/** Waits until `check` holds (state, not time, is what the tests assert); fails after `timeoutMs`. */
-export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not reached in ${timeoutMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+export function recorder<Event = BrokerConsumerEvent>() {
+  const events: Event[] = [];
+  return { events, onEvent: (event: Event) => events.push(event) };
 }
