@@ -371,7 +371,13 @@ describe('relay: loop, stop and observability', () => {
     const { clock, outbox, broker } = setup();
     for (let i = 0; i < 7; i++) outbox.add(order(`a${i}`));
     let claims = 0;
-    const source = { ...outbox.source, claim: (input: Parameters<typeof outbox.source.claim>[0]) => (claims++, outbox.source.claim(input)) };
+    const source = {
+      ...outbox.source,
+      claim: (input: Parameters<typeof outbox.source.claim>[0]) => {
+        claims++;
+        return outbox.source.claim(input);
+      },
+    };
     // No wake-up and an hour between polls: only a relay that claims again at once gets past the first batch.
     const relay = createRelay({ source, publisher: broker.publisher(), batchSize: 2, pollIntervalMs: 3_600_000, statsIntervalMs: 0, purge: false, clock });
     relay.start();
