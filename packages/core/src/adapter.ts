@@ -78,6 +78,7 @@ export { checkEventHeaders, MAX_EVENT_HEADERS, MAX_HEADER_VALUE_LENGTH } from '.
 export { type MessageProblem, type ParsedMessage, parseBrokerMessage, partitionOf, toBrokerMessage } from './outbox/broker-message.js';
 export { captureTraceHeaders, type ContextLike, resolveTraceApi, type SpanContextLike, type SpanLike, type TraceApiLike, type TraceOption, withConsumerSpan } from './observability/trace-context.js';
 export type { PublishOutcome, Publisher } from './outbox/publisher.js';
+export { aggregateOf } from './outbox/claimed-events.js';
 
 // The inbox contract.
 export {

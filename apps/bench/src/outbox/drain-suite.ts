@@ -10,6 +10,7 @@ import { ensureBenchDatabase } from '../postgres/bench-database.js';
 import type { PrivateRedis } from '../servers/private-redis.js';
 import { bareDrain, claimTime, fillBacklog, relayDrain } from './drain-backlog.js';
 import { redisTransport, runPipeline } from './outbox-pipeline.js';
+import { pipelineStages } from './pipeline-stages.js';
 
 const SCHEMA = 'bench_drain';
 const SHAPES = [1_000, 10, 1] as const;
@@ -91,6 +92,7 @@ export async function runOutboxDrainSuite(redis: PrivateRedis, options: BenchOpt
     await pool.query(`TRUNCATE ${SCHEMA}.oncely_outbox, ${SCHEMA}.oncely_outbox_sequences, ${SCHEMA}.oncely_inbox`);
     const e2eEvents = Math.round((OFFERED_PER_SEC * options.drainE2eMs) / 1_000);
     const runId = `drain${Date.now().toString(36)}`;
+    const stages = pipelineStages();
     const e2e = await runPipeline({
       pool,
       transport: redisTransport(client, runId, 4),
@@ -103,7 +105,9 @@ export async function runOutboxDrainSuite(redis: PrivateRedis, options: BenchOpt
       timeoutMs: 120_000,
       ratePerSec: OFFERED_PER_SEC,
       batchedInbox: true,
+      stages,
     });
+    const breakdown = stages.summary();
     await client.flushall();
     const correct = e2e.appliedRows === e2e.events && e2e.distinctApplied === e2e.events && e2e.outOfOrderAggregates === 0;
     report.section(
@@ -128,6 +132,14 @@ export async function runOutboxDrainSuite(redis: PrivateRedis, options: BenchOpt
         '',
         `8 producers enqueue one event per transaction, paced to ${OFFERED_PER_SEC} events/s over 1,000 aggregates; 1 relay (LISTEN/NOTIFY)`,
         'publishes to 4 Redis streams; one `redisStreamConsumer` per stream applies each read in one `postgresInbox.runBatch` transaction.',
+        '',
+        markdownTable(
+          ['stage of the steady-load run', 'p50 ms', 'p99 ms'],
+          breakdown.stages.map((stage) => [stage.name, formatMs(stage.p50), formatMs(stage.p99)]),
+        ),
+        '',
+        `Each event stamped as it passes (app clock; the enqueue statement by the database clock). The relay ran ${breakdown.claims} claims`,
+        `(${breakdown.emptyClaims} empty, ${breakdown.eventsPerClaim.toFixed(1)} events each on average) and ${breakdown.idleWaits} idle waits (median ${formatMs(breakdown.idleWaitP50)} ms).`,
       ].join('\n'),
     );
   } finally {

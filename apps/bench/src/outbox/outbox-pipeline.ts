@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import { latencyRecorder } from '../harness/latency-recorder.js';
 import { consumersOf } from './consumer-set.js';
+import type { PipelineStages } from './pipeline-stages.js';
 
 /** Applies a read of several events in one inbox transaction (Redis Streams' `handleBatch`). */
 export type BatchHandler = (events: readonly OutboxEvent[]) => Promise<{ readonly outcomes: readonly InboxOutcome[]; readonly failed?: { readonly index: number; readonly error: unknown } }>;
@@ -63,6 +64,8 @@ export interface PipelineOptions {
   readonly batchedInbox?: boolean;
   /** Longest a run may take before it is declared stuck. */
   readonly timeoutMs: number;
+  /** Stamps each event at every stage (source, publisher and batch handler wrapped), for a breakdown. */
+  readonly stages?: PipelineStages;
 }
 
 /** What one run measured and what the business table holds afterwards. */
@@ -126,7 +129,7 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
     counted(event, outcome);
     return outcome;
   };
-  const handleBatch: BatchHandler = async (events) => {
+  const applyBatch: BatchHandler = async (events) => {
     const result = await inbox.runBatch(
       'bench-billing',
       events.map((event) => ({ eventId: event.eventId, fn: (tx: PostgresTx) => applyEvent(tx, event) })),
@@ -134,10 +137,13 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
     for (const [index, outcome] of result.outcomes.entries()) counted(events[index]!, outcome);
     return result;
   };
-  const { publisher } = transport;
+  const { stages } = options;
+  const handleBatch = stages ? stages.batch(applyBatch) : applyBatch;
+  const publisher = stages ? stages.publisher(transport.publisher) : transport.publisher;
+  const source = stages ? stages.source(outbox.source) : outbox.source;
   const relays: Relay[] = Array.from({ length: options.relays }, (_, i) =>
     createRelay({
-      source: outbox.source,
+      source,
       publisher,
       id: `${runId}-relay-${i}`,
       purge: false,
@@ -160,15 +166,17 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
           const n = next++;
           const wait = options.ratePerSec === undefined ? 0 : started + (n * 1_000) / options.ratePerSec - Date.now();
           if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-          await driver.transaction(async (tx) => {
-            await outbox.enqueue(tx, {
+          const event = await driver.transaction(async (tx) => {
+            const enqueued = await outbox.enqueue(tx, {
               aggregateType: 'order',
               aggregateId: `ord_${n % options.aggregates}`,
               eventType: 'order.updated.v1',
               payload: { n },
             });
-            return { action: 'commit', value: undefined };
+            stages?.enqueued(enqueued);
+            return { action: 'commit', value: enqueued };
           });
+          stages?.committed(event);
         }
       }),
     );

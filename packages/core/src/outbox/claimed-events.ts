@@ -3,8 +3,8 @@ import { isObject, isPositiveInteger } from '../storage/answer-shapes.js';
 import type { ClaimedEvent } from './outbox-event.js';
 import type { OutboxClaimInput } from './outbox-source.js';
 
-/** One key per aggregate, for the relay's sets and maps (JSON, so no two (type, id) pairs share one). */
-export const aggregateOf = (event: ClaimedEvent): string => JSON.stringify([event.aggregateType, event.aggregateId]);
+/** One key per aggregate, for the sets and maps of relays and publishers (JSON, so no two (type, id) pairs share one). */
+export const aggregateOf = (event: Pick<ClaimedEvent, 'aggregateType' | 'aggregateId'>): string => JSON.stringify([event.aggregateType, event.aggregateId]);
 
 const isText = (value: unknown) => typeof value === 'string' && value.length > 0;
 

@@ -110,28 +110,44 @@ export function postgresInbox(options: PostgresInboxOptions): PostgresInbox {
   const inTransaction = <T>(work: (tx: PostgresTx) => Promise<T>) =>
     driver.transaction(async (tx) => ({ action: 'commit', value: await work(tx) }));
 
+  /** The batch's inbox rows in one statement, then each new event's `fn` in order; `at.index` follows the fn running. */
+  async function applyBatch(tx: PostgresTx, consumer: string, items: readonly InboxBatchItem[], at: { index: number }): Promise<InboxOutcome[]> {
+    const { rows } = await storageCall('inbox.runBatch', () =>
+      tx.query<{ event_id: string }>(sql.recordMany, [consumer, items.map((item) => item.eventId)]),
+    );
+    // An id the batch holds twice is new at its first place only.
+    const fresh = new Set(rows.map((row) => row.event_id));
+    const done: InboxOutcome[] = [];
+    for (const [index, item] of items.entries()) {
+      if (!fresh.delete(item.eventId)) {
+        emit({ type: 'inbox_duplicate', consumer, eventId: item.eventId });
+        done.push('duplicate');
+        continue;
+      }
+      at.index = index;
+      await item.fn(tx);
+      at.index = -1;
+      done.push('processed');
+    }
+    return done;
+  }
+
   async function runBatch(consumer: string, items: readonly InboxBatchItem[]): Promise<InboxBatchResult> {
     for (const item of items) assertInboxInput({ consumer, eventId: item?.eventId });
     let failed: InboxBatchResult['failed'];
     // Each pass commits a prefix, or finds an earlier failure and tries again without it.
     for (let end = items.length; end > 0; ) {
-      let failedAt = -1;
+      const at = { index: -1 };
       try {
-        const outcomes = await storageTransaction('postgres', 'inbox.runBatch', inTransaction<InboxOutcome[]>, async (tx: PostgresTx) => {
-          const done: InboxOutcome[] = [];
-          for (const [index, item] of items.slice(0, end).entries()) {
-            failedAt = index;
-            done.push(await process(tx, { consumer, eventId: item.eventId }, item.fn));
-          }
-          failedAt = -1;
-          return done;
-        });
+        const outcomes = await storageTransaction('postgres', 'inbox.runBatch', inTransaction<InboxOutcome[]>, (tx: PostgresTx) =>
+          applyBatch(tx, consumer, items.slice(0, end), at),
+        );
         return failed ? { outcomes, failed } : { outcomes };
       } catch (error) {
-        // BEGIN or COMMIT failing is a storage failure of the whole batch.
-        if (failedAt < 0) throw error;
-        failed = { index: failedAt, error };
-        end = failedAt;
+        // BEGIN, the rows' statement or COMMIT failing is a storage failure of the whole batch.
+        if (at.index < 0) throw error;
+        failed = { index: at.index, error };
+        end = at.index;
       }
     }
     return failed ? { outcomes: [], failed } : { outcomes: [] };

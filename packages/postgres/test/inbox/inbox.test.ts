@@ -168,6 +168,13 @@ describe('postgres inbox: a batch in one transaction', () => {
     expect(again.outcomes).toEqual(['duplicate', 'duplicate', 'duplicate']);
   });
 
+  it('an event the batch holds twice is applied once, at its first place', async () => {
+    const [a, b] = [uniqueKey('evt'), uniqueKey('evt')];
+    const result = await inbox.runBatch('batch', [a, b, a].map((eventId) => ({ eventId: eventId!, fn: (tx: PostgresTx) => credit(tx, eventId!) })));
+    expect(result).toEqual({ outcomes: ['processed', 'processed', 'duplicate'] });
+    expect([await timesApplied(a!), await timesApplied(b!)]).toEqual([1, 1]);
+  });
+
   it('a poison event is isolated: the events before it commit, it and the later ones are left for a redelivery', async () => {
     const ids = Array.from({ length: 5 }, () => uniqueKey('evt'));
     const poison = new Error('cannot apply');

@@ -54,6 +54,20 @@ describe('redisStreamConsumer', () => {
     }
   });
 
+  it('never waits while entries are there: a backlog of several reads and an entry appended during a blocked read are applied at once', async () => {
+    const stream = newStream();
+    const backlog = Array.from({ length: 6 }, (_, i) => eventOf('a', i + 1));
+    await publish(stream, backlog);
+    const { applied, handle } = ledger();
+    // A read blocks for 10 minutes: far past `until`'s 15 s, so any wait for blockMs fails the test.
+    await startConsumer({ stream, group: 'billing', consumer: 'c1', handle, batchSize: 2, blockMs: 600_000 });
+    await until(() => applied.length === 6);
+    const late = [eventOf('a', 7), eventOf('b', 1)];
+    await publish(stream, late);
+    await until(() => applied.length === 8);
+    expect(applied.map((event) => event.eventId)).toEqual([...backlog, ...late].map((event) => event.eventId));
+  });
+
   it('applies every entry in stream order and acknowledges each one only after its handler resolved', async () => {
     const stream = newStream();
     const events = [eventOf('a', 1), eventOf('a', 2), eventOf('b', 1)];

@@ -367,6 +367,41 @@ describe('relay: loop, stop and observability', () => {
     await relay.stop();
   });
 
+  it('a relay keeps claiming while there is work: a backlog of several batches goes out without any wait', async () => {
+    const { clock, outbox, broker } = setup();
+    for (let i = 0; i < 7; i++) outbox.add(order(`a${i}`));
+    let claims = 0;
+    const source = {
+      ...outbox.source,
+      claim: (input: Parameters<typeof outbox.source.claim>[0]) => {
+        claims++;
+        return outbox.source.claim(input);
+      },
+    };
+    // No wake-up and an hour between polls: only a relay that claims again at once gets past the first batch.
+    const relay = createRelay({ source, publisher: broker.publisher(), batchSize: 2, pollIntervalMs: 3_600_000, statsIntervalMs: 0, purge: false, clock });
+    relay.start();
+    await clock.advance(0);
+    expect(broker.log).toHaveLength(7);
+    // Four batches, then one empty claim before the relay idles.
+    expect(claims).toBe(5);
+    await relay.stop();
+  });
+
+  it('an event enqueued while a batch is in flight is claimed as soon as that batch is marked, not after the poll interval', async () => {
+    const { clock, outbox, broker } = setup();
+    const gated = gatedPublisher(broker.publisher());
+    outbox.add(order('a'));
+    const relay = createRelay({ source: outbox.source, publisher: gated.publisher, pollIntervalMs: 3_600_000, statsIntervalMs: 0, purge: false, clock });
+    relay.start();
+    await clock.advance(0);
+    outbox.add(order('b'));
+    gated.open();
+    await clock.advance(0);
+    expect(broker.log.map((event) => event.aggregateId)).toEqual(['a', 'b']);
+    await relay.stop();
+  });
+
   it('a wake-up that fails is dropped and the relay polls instead', async () => {
     const { clock, outbox, broker, events, onEvent } = setup();
     let closed = false;
