@@ -109,7 +109,7 @@ export function referenceStore(clock: Pick<Clock, 'now'>, bug?: Bug): Idempotenc
       const stored = rows.get(id(input.scope));
       const expired = !row && stored !== undefined;
       const expiredFence = { 'expired-keeps-fence': (stored?.fence ?? 0) + 1, 'expired-reuses-fence': stored?.fence ?? 1 } as Partial<Record<Bug, number>>;
-      const fence = row ? (bug === 'same-fence' ? row.fence : row.fence + 1) : ((expired && expiredFence[bug]) || 1);
+      const fence = row ? (bug === 'same-fence' ? row.fence : row.fence + 1) : ((expired && bug && expiredFence[bug]) || 1);
       const lease = now + input.leaseMs * (bug === 'lease-in-seconds' ? 1000 : 1);
       rows.set(id(input.scope), {
         scope: { ...input.scope },
