@@ -36,6 +36,16 @@ export interface StoreStatements {
   readonly complete: string;
   /** Transactional mode: `complete` where the open transaction's row lock, not the lease clock, is the ownership. */
   readonly save: string;
+  /**
+   * `save` that fails (22P02, a cast of a sentinel) instead of updating nothing: sent with COMMIT in
+   * one message, its failure aborts the transaction, so COMMIT cannot save the business writes alone.
+   */
+  readonly saveOrFail: string;
+  /**
+   * Transactional mode, sent between the claim and BEGIN in one message: fails (22P02) unless the
+   * token in $5 holds the record, so BEGIN runs only for a won claim and a replay opens no transaction.
+   */
+  readonly claimed: string;
   /** $5 token. */
   readonly release: string;
   /** $5 token, $6 lease ms. */
@@ -96,10 +106,16 @@ SELECT outcome, ${recordColumns},
        THEN set_config('lock_timeout', (SELECT previous FROM settings), true) END AS lock_timeout
 FROM (SELECT) AS one_row LEFT JOIN decided ON true`;
 
+  const save = outcomeColumns(table, sql`state = 'in_progress' AND lease_token = $5`);
   return {
     claim,
     complete: outcomeColumns(table, heldBy),
-    save: outcomeColumns(table, sql`state = 'in_progress' AND lease_token = $5`),
+    save,
+    saveOrFail: sql`WITH saved AS (${save})
+SELECT CASE WHEN count(*) = 1 THEN 1 ELSE ('oncely: the claimed record changed inside the transaction: ' || count(*))::int END AS saved
+FROM saved`,
+    claimed: sql`SELECT CASE WHEN count(*) = 1 THEN 1 ELSE ('oncely: the claim was not won: ' || count(*))::int END AS claimed
+FROM ${table} WHERE ${scope} AND state = 'in_progress' AND lease_token = $5`,
     release: sql`DELETE FROM ${table} WHERE ${scope} AND ${heldBy} RETURNING fence`,
     extend: sql`UPDATE ${table} SET
     lease_expires_at = ${msFromNow(sql`$6`)},
