@@ -23,6 +23,8 @@ beforeAll(() => createBusinessTables(pool, schema));
 afterAll(() => Promise.all(extraPools.map((extra) => extra.end())));
 
 transactionalBehaviours('pg.Pool', () => ({ db: pool, schema }));
+// Statements written out with literals, nothing PREPAREd (for poolers that cannot keep prepared statements).
+transactionalBehaviours('pg.Pool, preparedStatements: false', () => ({ db: pool, schema, preparedStatements: false }));
 
 /** Two engines on separate pools racing for one key; the first is held inside its transaction. */
 async function race(waiterPool: PostgresDb, options: { lockTimeoutMs?: number } = {}) {
