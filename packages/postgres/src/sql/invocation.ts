@@ -8,7 +8,8 @@ import { sessionName } from './prepared.js';
  */
 export function invocation(text: string, values: readonly LiteralValue[], preparedHere?: ReadonlySet<string>): string {
   const name = sessionName(text);
-  if (name !== undefined && preparedHere?.has(name)) return `EXECUTE ${name}(${values.map(literal).join(', ')})`;
+  // A statement without parameters is executed without parentheses: `EXECUTE name()` is a syntax error.
+  if (name !== undefined && preparedHere?.has(name)) return values.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${values.map(literal).join(', ')})`;
   return text.replace(/\$(\d+)/g, (_, index: string) => literal(values[Number(index) - 1] ?? null));
 }
 
