@@ -67,9 +67,10 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
   /** Claim-or-read; runs again only when the statement saw a concurrent commit it could not act on. */
   async function claimOn(session: PostgresTx, input: ClaimInput, timeout: string | null): Promise<ClaimResult> {
-    const params = [...scopeParams(input.scope), input.fingerprint, input.token, input.leaseMs, input.retentionMs, timeout];
+    const params = [...scopeParams(input.scope), input.fingerprint, input.token, input.leaseMs, input.retentionMs];
+    const [text, values] = timeout === null ? [sql.claim, params] : [sql.claimBounded, [...params, timeout]];
     for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
-      const answer = claimAnswer(input.scope, (await session.query<ClaimRow>(sql.claim, params)).rows[0]);
+      const answer = claimAnswer(input.scope, (await session.query<ClaimRow>(text, values)).rows[0]);
       if (answer) return answer;
     }
     throw new Error(`the claim did not settle in ${CLAIM_ATTEMPTS} attempts while the key kept changing`);
@@ -129,7 +130,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
           const { session } = driver;
           if (session) return await session((held) => scriptedTransaction(held, scripted, input, work, at));
           // PGlite: prepared before the transaction opens, so the claim and the save inside it run planned.
-          await driver.prepare?.([sql.claim, sql.save]);
+          await driver.prepare?.([lockTimeout === null ? sql.claim : sql.claimBounded, sql.save]);
           return await driver.transaction(async (tx) => {
             phase = 'claim';
             let claim: TransactionClaim;

@@ -52,16 +52,17 @@ async function rollback(session: PgSession): Promise<void> {
 async function claimAndBegin(session: PgSession, store: ScriptedStore, input: ClaimInput): Promise<TransactionClaim> {
   const { sql } = store;
   const scope = scopeParams(input.scope);
-  const claimArgs = [...scope, input.fingerprint, input.token, input.leaseMs, input.retentionMs, store.lockTimeout];
+  const unbounded = [...scope, input.fingerprint, input.token, input.leaseMs, input.retentionMs];
+  const [claim, claimArgs] = store.lockTimeout === null ? [sql.claim, unbounded] : [sql.claimBounded, [...unbounded, store.lockTimeout]];
   for (let attempt = 1; attempt <= store.attempts; attempt++) {
     // Only here, outside any transaction: a PREPARE that fails inside one would abort it.
     const preparing = store.prepare
-      ? [sql.claim, sql.claimed, sql.saveOrFail].filter((text) => !session.prepared.has(sessionName(text) ?? '')).map(preparation)
+      ? [claim, sql.claimed, sql.saveOrFail].filter((text) => !session.prepared.has(sessionName(text) ?? '')).map(preparation)
       : [];
     const ready = store.prepare ? new Set([...session.prepared, ...preparing.map((p) => p.name)]) : undefined;
     const text = [
       ...preparing.map((p) => p.text),
-      invocation(sql.claim, claimArgs, ready),
+      invocation(claim, claimArgs, ready),
       invocation(sql.claimed, [...scope, input.token], ready),
       'BEGIN',
     ].join(';\n');
