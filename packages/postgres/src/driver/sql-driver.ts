@@ -124,6 +124,16 @@ function guard(connection: SqlConnection, onFailure: (error: unknown) => void = 
   };
 }
 
+/** A handle for a claim answered without a transaction: it refuses SQL, as any tx does once its transaction ended. */
+export function endedConnection(): SqlConnection {
+  const handle = guard({
+    query: () => Promise.reject(new Error('unreachable')),
+    exec: () => Promise.reject(new Error('unreachable')),
+  });
+  handle.close();
+  return handle.connection;
+}
+
 const pgConnection = (client: PgClientLike, prepare: boolean): SqlConnection => ({
   query: async <R>(text: string, params?: readonly unknown[]) => fromPg<R>(await pgQuery(client, prepare, text, params)),
   exec: async (script) => {

@@ -10,7 +10,7 @@ import {
   toStorageError,
 } from '@oncely/core/adapter';
 import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
-import { type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
+import { endedConnection, type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
 import { prepared } from '../sql/prepared.js';
 import { isConnectionLost, isLockTimeout, isRetryableConflict } from '../driver/sql-state.js';
 import { qualifiedName } from '../identifiers/identifier.js';
@@ -129,7 +129,14 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         try {
           const { session } = driver;
           if (session) return await session((held) => scriptedTransaction(held, scripted, input, work, at));
-          // PGlite: prepared before the transaction opens, so the claim and the save inside it run planned.
+          phase = 'claim';
+          // PGlite, a replay in one call: a completed live record answers exactly as the claim would, so no transaction opens.
+          const [found] = (await driver.query<RecordRow>(sql.get, scopeParams(input.scope))).rows;
+          if (found !== undefined && found.state !== 'in_progress') {
+            phase = 'work';
+            return (await work({ kind: 'existing', record: toRecord(input.scope, found) }, endedConnection())).value;
+          }
+          // Prepared before the transaction opens, so the claim and the save inside it run planned.
           await driver.prepare?.([lockTimeout === null ? sql.claim : sql.claimBounded, sql.save]);
           return await driver.transaction(async (tx) => {
             phase = 'claim';

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { migrate, postgresStore } from '../../src/index.js';
 import { DATABASE_URL, migratedSchema } from '../support/database.js';
+import { recordingPglite, type Sent } from '../support/recording-pglite.js';
 
 const { schema } = migratedSchema('prepared', { max: 1 });
 
@@ -38,35 +39,6 @@ describe('prepared statements', () => {
     expect(names).toEqual([]);
   });
 });
-
-/** A statement as one driver object sent it, and whether a transaction of that object was open. */
-interface Sent {
-  readonly text: string;
-  readonly inTransaction: boolean;
-}
-
-/** A second object over the same PGlite instance, as the bench's counting proxy is, recording what it sends. */
-function recordingPglite(db: PGlite, sent: Sent[]): PGlite {
-  const recording = <T extends object>(target: T, inTransaction: boolean): T =>
-    new Proxy(target, {
-      get(object, property) {
-        const value = Reflect.get(object, property, object) as unknown;
-        if (typeof value !== 'function') return value;
-        if (property === 'query' || property === 'exec') {
-          return (text: string, ...rest: unknown[]) => {
-            sent.push({ text, inTransaction });
-            return (value as (...args: unknown[]) => unknown).call(object, text, ...rest);
-          };
-        }
-        if (property === 'transaction') {
-          return (callback: (tx: object) => Promise<unknown>) =>
-            (value as (cb: (tx: object) => Promise<unknown>) => unknown).call(object, (tx: object) => callback(recording(tx, true)));
-        }
-        return (value as (...args: unknown[]) => unknown).bind(object);
-      },
-    });
-  return recording(db, false);
-}
 
 /** A second object over one pg client: a wrapper that passes everything through and records each message. */
 function recordingClient(client: pg.Client, sent: Sent[]) {
