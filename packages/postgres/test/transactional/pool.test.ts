@@ -143,6 +143,23 @@ describe('pg.Pool: transactional mode under concurrency', () => {
 });
 
 describe('pg.Pool: statements added to the business transaction', () => {
+  it('the claim is the first write of the transaction BEGIN opens', async () => {
+    const engine = createIdempotency({ store: postgresStore({ db: pool, schema }) });
+    const store = postgresStore({ db: pool, schema });
+    const request = { tenant: 'acme', operation: 'charges.create.v1', key: uniqueKey('xid'), request: {} };
+    let seen: { xmin: string; xid: string } | undefined;
+    await engine.runInTransaction(request, async ({ tx }) => {
+      const { rows } = await tx.query<{ xmin: string; xid: string }>(
+        `SELECT xmin::text AS xmin, (pg_current_xact_id()::text::bigint % 4294967296)::text AS xid FROM ${store.table} WHERE idempotency_key = $1`,
+        [request.key],
+      );
+      seen = rows[0];
+      return { status: 201 };
+    });
+    // The claim, sent before BEGIN in the same message, was written by the handler's own transaction.
+    expect(seen?.xmin).toBe(seen?.xid);
+  });
+
   it('a first request adds no round trip to the business transaction; a replay is one message that opens no transaction', async () => {
     const account = uniqueKey('acct');
     await openAccount(pool, schema, account, 100);
