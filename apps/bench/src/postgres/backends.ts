@@ -25,7 +25,8 @@ export interface Backend {
   close(): Promise<void>;
 }
 
-const TRUNCATE = `TRUNCATE ${SCHEMA}.${ONCELY_TABLE}, ${SCHEMA}.${RAW_TABLE}, ${PAYMENTS}`;
+// CASCADE: the flow tables reference both records tables.
+const TRUNCATE = `TRUNCATE ${SCHEMA}.${ONCELY_TABLE}, ${SCHEMA}.${RAW_TABLE}, ${PAYMENTS} CASCADE`;
 const COUNT_PAYMENTS = `SELECT count(*)::int AS n FROM ${PAYMENTS} WHERE idempotency_key LIKE $1 || '%'`;
 
 /** The shared PostgreSQL server: a pool for timing, a second pool behind the counting proxy. */

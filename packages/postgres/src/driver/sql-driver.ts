@@ -3,7 +3,11 @@ import { preparedName } from '../sql/prepared.js';
 import { checkout } from './checkout.js';
 import { isConnectionLost, sqlState } from './sql-state.js';
 import { type Mutex, mutex } from './mutex.js';
+import { PgScript, type ScriptOutcome } from './script.js';
+import { preparedOn } from './prepared-on.js';
+import { pgliteStatements } from './pglite-statements.js';
 import type {
+  PgPoolClientLike,
   PGliteLike,
   PGliteResultLike,
   PgClientLike,
@@ -25,6 +29,23 @@ export interface TransactionEnd<T> {
   readonly value: T;
 }
 
+/**
+ * One `pg` connection held for a transaction that oncely drives with simple-protocol messages: the
+ * claim travels with BEGIN, the saved outcome with COMMIT.
+ */
+export interface PgSession {
+  /** Names of oncely's statements `PREPARE`d on this connection, shared by every driver object over it. */
+  readonly prepared: Set<string>;
+  /** Sends `text` as one message; resolves with what each statement did, rejects only when the connection is gone. */
+  script(text: string): Promise<ScriptOutcome>;
+  /** The handler's handle; refuses SQL once `closeTx` is called, and records a lost connection in `watch`. */
+  readonly tx: SqlConnection;
+  closeTx(): void;
+  readonly watch: ConnectionWatch;
+  /** The connection's state is unknown (a failed COMMIT or ROLLBACK): a pool destroys it instead of reusing it. */
+  broken(error: unknown): void;
+}
+
 /** One database behind one interface, whichever driver it is. */
 export interface SqlDriver extends PostgresTx {
   /** `pool`: a connection per transaction; `client` and `pglite`: one connection, transactions in turn. */
@@ -35,6 +56,10 @@ export interface SqlDriver extends PostgresTx {
    * the transaction has ended.
    */
   transaction<T>(work: (tx: SqlConnection) => Promise<TransactionEnd<T>>): Promise<T>;
+  /** PGlite only: `PREPARE`s oncely's `texts` now, outside any transaction, so statements inside one run prepared. */
+  readonly prepare?: (texts: readonly string[]) => Promise<void>;
+  /** `pg` only: holds one connection for `use`, as `transaction` does, but sends no BEGIN of its own. */
+  readonly session?: <T>(use: (session: PgSession) => Promise<T>) => Promise<T>;
 }
 
 /** How oncely talks to a database. */
@@ -99,6 +124,16 @@ function guard(connection: SqlConnection, onFailure: (error: unknown) => void = 
   };
 }
 
+/** A handle for a claim answered without a transaction: it refuses SQL, as any tx does once its transaction ended. */
+export function endedConnection(): SqlConnection {
+  const handle = guard({
+    query: () => Promise.reject(new Error('unreachable')),
+    exec: () => Promise.reject(new Error('unreachable')),
+  });
+  handle.close();
+  return handle.connection;
+}
+
 const pgConnection = (client: PgClientLike, prepare: boolean): SqlConnection => ({
   query: async <R>(text: string, params?: readonly unknown[]) => fromPg<R>(await pgQuery(client, prepare, text, params)),
   exec: async (script) => {
@@ -161,30 +196,63 @@ async function pgTransaction<T>(
   }
 }
 
+function pgSession(client: PgClientLike, prepare: boolean, broken: (error: unknown) => void, watch: ConnectionWatch): PgSession {
+  const prepared = preparedOn(client);
+  const handle = guard(pgConnection(client, prepare), (error) => {
+    if (isConnectionLost(error)) watch.lost ??= error;
+  });
+  return {
+    prepared,
+    async script(text) {
+      const script = new PgScript(text);
+      // pg runs any object with `submit` as a query of its own making.
+      (client as unknown as { query(submittable: PgScript): unknown }).query(script);
+      return script.outcome.catch((error: unknown) => {
+        if (isConnectionLost(error)) watch.lost ??= error;
+        throw error;
+      });
+    },
+    tx: handle.connection,
+    closeTx: handle.close,
+    watch,
+    broken,
+  };
+}
+
+/**
+ * Checks a connection out of `pool` for `use`, listening for its backend's death while it is held,
+ * and releases it afterwards: destroyed when `use` reported it broken or it was lost.
+ */
+async function withPoolClient<T>(
+  pool: PgPoolLike,
+  use: (client: PgPoolClientLike, broken: (error: unknown) => void, watch: ConnectionWatch) => Promise<T>,
+): Promise<T> {
+  let failure: Error | undefined;
+  const watch: ConnectionWatch = {};
+  const broken = (error: unknown) => {
+    failure ??= error instanceof Error ? error : new Error(String(error));
+  };
+  // A backend that dies while the handler runs (restart, pg_terminate_backend) must fail this
+  // transaction, not the process: pg-pool listens for errors only on idle clients.
+  const lost = (error: Error) => {
+    watch.lost ??= error;
+    broken(error);
+  };
+  const client = await checkout(pool, lost);
+  try {
+    return await use(client, broken, watch);
+  } finally {
+    client.removeListener?.('error', lost);
+    client.release(failure);
+  }
+}
+
 function poolDriver(pool: PgPoolLike, prepare: boolean): SqlDriver {
   return {
     kind: 'pool',
     query: async <R>(text: string, params?: readonly unknown[]) => fromPg<R>(await pgQuery(pool, prepare, text, params)),
-    async transaction(work) {
-      let failure: Error | undefined;
-      const watch: ConnectionWatch = {};
-      const broken = (error: unknown) => {
-        failure ??= error instanceof Error ? error : new Error(String(error));
-      };
-      // A backend that dies while the handler runs (restart, pg_terminate_backend) must fail this
-      // transaction, not the process: pg-pool listens for errors only on idle clients.
-      const lost = (error: Error) => {
-        watch.lost ??= error;
-        broken(error);
-      };
-      const client = await checkout(pool, lost);
-      try {
-        return await pgTransaction(client, prepare, work, broken, watch);
-      } finally {
-        client.removeListener?.('error', lost);
-        client.release(failure);
-      }
-    },
+    transaction: (work) => withPoolClient(pool, (client, broken, watch) => pgTransaction(client, prepare, work, broken, watch)),
+    session: (use) => withPoolClient(pool, (client, broken, watch) => use(pgSession(client, prepare, broken, watch))),
   };
 }
 
@@ -199,17 +267,23 @@ function clientDriver(client: PgClientLike, prepare: boolean): SqlDriver {
     query: <R>(text: string, params?: readonly unknown[]) =>
       turn.run(async () => fromPg<R>(await pgQuery(client, prepare, text, params))),
     transaction: (work) => turn.run(() => pgTransaction(client, prepare, work, () => undefined)),
+    // The client is the caller's: nothing here may destroy it.
+    session: (use) => turn.run(() => use(pgSession(client, prepare, () => undefined, {}))),
   };
 }
 
 function pgliteDriver(db: PGliteLike): SqlDriver {
+  const statements = pgliteStatements(db);
   return {
     kind: 'pglite',
-    query: async <R>(text: string, params?: readonly unknown[]) => fromPglite<R>(await db.query(text, params && [...params])),
+    query: async <R>(text: string, params?: readonly unknown[]) =>
+      fromPglite<R>((await statements.outside(text, params)) ?? (await db.query(text, params && [...params]))),
+    prepare: statements.prepare,
     transaction: (work) =>
       db.transaction(async (tx) => {
         const handle = guard({
-          query: async <R>(text: string, params?: readonly unknown[]) => fromPglite<R>(await tx.query(text, params && [...params])),
+          query: async <R>(text: string, params?: readonly unknown[]) =>
+            fromPglite<R>((await statements.inside(tx, text, params)) ?? (await tx.query(text, params && [...params]))),
           exec: async (script) => {
             await tx.exec(script);
           },

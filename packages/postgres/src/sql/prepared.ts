@@ -29,3 +29,12 @@ export function prepared<T extends object>(statements: T): T {
 export function preparedName(text: string): string | undefined {
   return names.get(text);
 }
+
+/**
+ * The name an oncely statement is `PREPARE`d under in SQL (simple-protocol messages run it with
+ * `EXECUTE`). It differs from {@link preparedName}: pg's protocol-level statements share the namespace.
+ */
+export function sessionName(text: string): string | undefined {
+  const name = names.get(text);
+  return name && `${name}_s`;
+}

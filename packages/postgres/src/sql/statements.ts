@@ -27,15 +27,27 @@ const recordColumns = sql`fingerprint, state, fence,
 export interface StoreStatements {
   /**
    * Claim-or-read in one statement. $1-$4 scope, $5 fingerprint, $6 token, $7 lease ms, $8 retention
-   * ms, $9 lock_timeout for this statement's waits (NULL: unchanged). Returns one row: `outcome` is
-   * `claimed`, `existing`, or NULL when a concurrent commit landed between the snapshot and the
-   * write (the caller runs the statement again; a fresh snapshot sees that commit).
+   * ms. Returns one row: `outcome` is `claimed`, `existing`, or NULL when a concurrent commit landed
+   * between the snapshot and the write (the caller runs the statement again; a fresh snapshot sees
+   * that commit).
    */
   readonly claim: string;
+  /** `claim` whose waits are bounded by $9, the `lock_timeout` for this statement alone (transactional `lockTimeoutMs`). */
+  readonly claimBounded: string;
   /** Lease mode: $5 token, $6 state, $7 status, $8 headers, $9 body, $10 body omitted, $11 resource id, $12 retention ms. */
   readonly complete: string;
   /** Transactional mode: `complete` where the open transaction's row lock, not the lease clock, is the ownership. */
   readonly save: string;
+  /**
+   * `save` that fails (22P02, a cast of a sentinel) instead of updating nothing: sent with COMMIT in
+   * one message, its failure aborts the transaction, so COMMIT cannot save the business writes alone.
+   */
+  readonly saveOrFail: string;
+  /**
+   * Transactional mode, sent between the claim and BEGIN in one message: fails (22P02) unless the
+   * token in $5 holds the record, so BEGIN runs only for a won claim and a replay opens no transaction.
+   */
+  readonly claimed: string;
   /** $5 token. */
   readonly release: string;
   /** $5 token, $6 lease ms. */
@@ -55,11 +67,22 @@ const outcomeColumns = (table: QuotedIdentifier, owned: Fragment) => sql`UPDATE 
 
 /** Builds the store's statements for `table`, a validated `"schema"."table"`. */
 export function storeStatements(table: QuotedIdentifier): StoreStatements {
-  const claim = sql`WITH settings AS (
+  /**
+   * With `bounded`, the claim sets `lock_timeout` ($9) for its own waits and restores it in the same
+   * statement; without, it leaves the setting alone and skips that work (a third of a replay's cost).
+   */
+  const claimStatement = (bounded: boolean) => {
+    const settingsJoin = bounded ? sql`
+  FROM settings` : sql``;
+    return sql`WITH ${
+      bounded
+        ? sql`settings AS (
   SELECT previous, set_config('lock_timeout', coalesce($9::text, previous), true) AS applied
   FROM (SELECT current_setting('lock_timeout') AS previous OFFSET 0) AS current_value
 ),
-existing AS (
+`
+        : sql``
+    }existing AS (
   SELECT * FROM ${table} WHERE ${scope}
 ),
 taken AS (
@@ -69,8 +92,7 @@ taken AS (
     fence = CASE WHEN expires_at <= statement_timestamp() THEN 1 ELSE fence + 1 END,
     created_at = CASE WHEN expires_at <= statement_timestamp() THEN statement_timestamp() ELSE created_at END,
     expires_at = ${msFromNow(sql`$8`)},
-    response_status = NULL, response_headers = NULL, response_body = NULL, body_omitted = false, resource_id = NULL
-  FROM settings
+    response_status = NULL, response_headers = NULL, response_body = NULL, body_omitted = false, resource_id = NULL${settingsJoin}
   WHERE ${scope} AND ${claimable}
   RETURNING r.*
 ),
@@ -78,8 +100,7 @@ inserted AS (
   INSERT INTO ${table} (tenant, principal, operation, idempotency_key, fingerprint, state,
                         lease_token, lease_expires_at, fence, created_at, expires_at)
   SELECT $1::text, $2::text, $3::text, $4::text, $5::text, 'in_progress',
-         $6::text, ${msFromNow(sql`$7`)}, 1, statement_timestamp(), ${msFromNow(sql`$8`)}
-  FROM settings
+         $6::text, ${msFromNow(sql`$7`)}, 1, statement_timestamp(), ${msFromNow(sql`$8`)}${settingsJoin}
   -- Only when the snapshot saw no row; a row committed since then makes this do nothing.
   WHERE NOT EXISTS (SELECT FROM existing)
   ON CONFLICT (tenant, principal, operation, idempotency_key) DO NOTHING
@@ -90,16 +111,28 @@ decided AS (
   UNION ALL SELECT 'claimed', * FROM inserted
   UNION ALL SELECT 'existing', * FROM existing WHERE NOT ${claimable}
 )
-SELECT outcome, ${recordColumns},
+SELECT outcome, ${recordColumns}${
+      bounded
+        ? sql`,
   -- Restore lock_timeout once both writes have stopped waiting, so it never bounds the handler's SQL.
   CASE WHEN (SELECT count(*) FROM taken) + (SELECT count(*) FROM inserted) >= 0
-       THEN set_config('lock_timeout', (SELECT previous FROM settings), true) END AS lock_timeout
+       THEN set_config('lock_timeout', (SELECT previous FROM settings), true) END AS lock_timeout`
+        : sql``
+    }
 FROM (SELECT) AS one_row LEFT JOIN decided ON true`;
+  };
 
+  const save = outcomeColumns(table, sql`state = 'in_progress' AND lease_token = $5`);
   return {
-    claim,
+    claim: claimStatement(false),
+    claimBounded: claimStatement(true),
     complete: outcomeColumns(table, heldBy),
-    save: outcomeColumns(table, sql`state = 'in_progress' AND lease_token = $5`),
+    save,
+    saveOrFail: sql`WITH saved AS (${save})
+SELECT CASE WHEN count(*) = 1 THEN 1 ELSE ('oncely: the claimed record changed inside the transaction: ' || count(*))::int END AS saved
+FROM saved`,
+    claimed: sql`SELECT CASE WHEN count(*) = 1 THEN 1 ELSE ('oncely: the claim was not won: ' || count(*))::int END AS claimed
+FROM ${table} WHERE ${scope} AND state = 'in_progress' AND lease_token = $5`,
     release: sql`DELETE FROM ${table} WHERE ${scope} AND ${heldBy} RETURNING fence`,
     extend: sql`UPDATE ${table} SET
     lease_expires_at = ${msFromNow(sql`$6`)},

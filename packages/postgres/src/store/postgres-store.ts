@@ -10,13 +10,14 @@ import {
   toStorageError,
 } from '@oncely/core/adapter';
 import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
-import { type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
+import { endedConnection, type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
 import { prepared } from '../sql/prepared.js';
 import { isConnectionLost, isLockTimeout, isRetryableConflict } from '../driver/sql-state.js';
 import { qualifiedName } from '../identifiers/identifier.js';
 import { postgresFlows } from './postgres-flows.js';
-import { type RecordRow, responseParams, toRecord } from './record.js';
+import { type ClaimRow, claimAnswer, type RecordRow, responseParams, scopeParams, toRecord } from './record.js';
 import { storeStatements } from '../sql/statements.js';
+import { type ScriptedStore, scriptedTransaction, type TransactionPhase } from './scripted-transaction.js';
 
 /** The table `migrate()` creates unless told otherwise. */
 export const DEFAULT_TABLE = 'oncely_idempotency';
@@ -48,10 +49,6 @@ const NAME = 'postgres';
 /** A claim repeats only when another commit lands on the same key between snapshot and write. */
 const CLAIM_ATTEMPTS = 10;
 
-type ClaimRow = RecordRow & { readonly outcome: 'claimed' | 'existing' | null };
-
-const scopeParams = (scope: Scope) => [scope.tenant, scope.principal, scope.operation, scope.key];
-
 const lockTimeoutSetting = (ms: number | undefined): string | null =>
   ms === undefined ? null : String(integerOption('oncely/postgres: lockTimeoutMs', ms));
 
@@ -64,16 +61,17 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_TABLE);
   const lockTimeout = lockTimeoutSetting(options.lockTimeoutMs);
   const sql = prepared(storeStatements(table));
+  const scripted: ScriptedStore = { sql, prepare: options.preparedStatements ?? true, lockTimeout, attempts: CLAIM_ATTEMPTS };
 
   const storage = storageGuard(NAME);
 
   /** Claim-or-read; runs again only when the statement saw a concurrent commit it could not act on. */
   async function claimOn(session: PostgresTx, input: ClaimInput, timeout: string | null): Promise<ClaimResult> {
-    const params = [...scopeParams(input.scope), input.fingerprint, input.token, input.leaseMs, input.retentionMs, timeout];
+    const params = [...scopeParams(input.scope), input.fingerprint, input.token, input.leaseMs, input.retentionMs];
+    const [text, values] = timeout === null ? [sql.claim, params] : [sql.claimBounded, [...params, timeout]];
     for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
-      const [row] = (await session.query<ClaimRow>(sql.claim, params)).rows;
-      if (row?.outcome === 'claimed') return { kind: 'claimed', fence: row.fence, takeover: row.fence > 1 };
-      if (row?.outcome === 'existing') return { kind: 'existing', record: toRecord(input.scope, row) };
+      const answer = claimAnswer(input.scope, (await session.query<ClaimRow>(text, values)).rows[0]);
+      if (answer) return answer;
     }
     throw new Error(`the claim did not settle in ${CLAIM_ATTEMPTS} attempts while the key kept changing`);
   }
@@ -123,9 +121,23 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
     async transaction(input, work) {
       for (let attempt = 1; ; attempt++) {
-        // Assigned inside the callback, so typed wide: control flow cannot follow it there.
-        let phase = 'begin' as 'begin' | 'claim' | 'work' | 'save' | 'commit';
+        // Assigned inside the callbacks, so typed wide: control flow cannot follow it there.
+        let phase = 'begin' as TransactionPhase;
+        const at = (now: TransactionPhase) => {
+          phase = now;
+        };
         try {
+          const { session } = driver;
+          if (session) return await session((held) => scriptedTransaction(held, scripted, input, work, at));
+          phase = 'claim';
+          // PGlite, a replay in one call: a completed live record answers exactly as the claim would, so no transaction opens.
+          const [found] = (await driver.query<RecordRow>(sql.get, scopeParams(input.scope))).rows;
+          if (found !== undefined && found.state !== 'in_progress') {
+            phase = 'work';
+            return (await work({ kind: 'existing', record: toRecord(input.scope, found) }, endedConnection())).value;
+          }
+          // Prepared before the transaction opens, so the claim and the save inside it run planned.
+          await driver.prepare?.([lockTimeout === null ? sql.claim : sql.claimBounded, sql.save]);
           return await driver.transaction(async (tx) => {
             phase = 'claim';
             let claim: TransactionClaim;

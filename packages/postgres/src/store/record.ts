@@ -1,4 +1,5 @@
 import type { IdempotencyRecord, Scope, StoredResponse } from '@oncely/core';
+import type { ClaimResult } from '@oncely/core/adapter';
 
 /** A record row as the store's statements select it. */
 export interface RecordRow {
@@ -13,6 +14,19 @@ export interface RecordRow {
   readonly lease_remaining_ms: number | null;
   readonly created_ms: number;
   readonly expires_ms: number;
+}
+
+/** What the claim statement returns: a record row and what became of the claim. */
+export type ClaimRow = RecordRow & { readonly outcome: 'claimed' | 'existing' | null };
+
+/** Every statement names the record by its scope in the same four parameters ($1-$4). */
+export const scopeParams = (scope: Scope) => [scope.tenant, scope.principal, scope.operation, scope.key];
+
+/** What a claim row answers; undefined when a concurrent commit landed between snapshot and write (run the claim again). */
+export function claimAnswer(scope: Scope, row: ClaimRow | undefined): ClaimResult | undefined {
+  if (row?.outcome === 'claimed') return { kind: 'claimed', fence: row.fence, takeover: row.fence > 1 };
+  if (row?.outcome === 'existing') return { kind: 'existing', record: toRecord(scope, row) };
+  return undefined;
 }
 
 function toResponse(row: RecordRow): StoredResponse {

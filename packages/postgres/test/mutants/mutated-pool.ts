@@ -5,7 +5,7 @@ import type { PgPoolLike, PgQueryConfigLike } from '../../src/index.js';
 export type StatementName = 'claim' | 'complete' | 'release' | 'extend' | 'get' | 'purge';
 
 const statementOf = (text: string): StatementName | undefined => {
-  if (text.startsWith('WITH settings AS')) return 'claim';
+  if (text.startsWith('WITH settings AS') || text.startsWith('WITH existing AS')) return 'claim';
   if (text.includes('state = $6') && text.includes('AND lease_expires_at > statement_timestamp()')) return 'complete';
   if (text.startsWith('DELETE FROM') && text.includes('lease_token = $5')) return 'release';
   if (text.includes('lease_expires_at = statement_timestamp() + $6')) return 'extend';

@@ -1,7 +1,9 @@
 import { PGlite } from '@electric-sql/pglite';
 import { runStoreConformance } from '@oncely/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, postgresStore } from '../../src/index.js';
+import { createIdempotency } from '@oncely/core';
+import { migrate, type PostgresTx, postgresStore } from '../../src/index.js';
+import { recordingPglite, type Sent } from '../support/recording-pglite.js';
 import { createBusinessTables } from '../support/business.js';
 import { rawRecord } from '../support/database.js';
 import { transactionalBehaviours } from '../transactional/behaviours.js';
@@ -32,3 +34,19 @@ runStoreConformance({ describe, it, expect }, {
 });
 
 transactionalBehaviours('PGlite', () => ({ db, schema }));
+
+describe('PGlite: calls per transactional request', () => {
+  it('a replay is one read, outside any transaction', async () => {
+    const sent: Sent[] = [];
+    const engine = createIdempotency({ store: postgresStore({ db: recordingPglite(db, sent), schema }) });
+    const request = { tenant: 'acme', operation: 'payments.create.v1', key: `calls-${Date.now()}`, request: {} };
+    const handler = async ({ tx }: { tx: PostgresTx }) => {
+      await tx.query('SELECT 1');
+      return { status: 201 };
+    };
+    expect((await engine.runInTransaction(request, handler)).kind).toBe('executed');
+    sent.length = 0;
+    expect((await engine.runInTransaction(request, handler)).kind).toBe('replayed');
+    expect(sent).toEqual([{ text: expect.stringMatching(/^EXECUTE oncely_\w+_s\(/), inTransaction: false }]);
+  });
+});

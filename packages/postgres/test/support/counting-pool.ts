@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { PgPoolLike, PgQueryConfigLike } from '../../src/index.js';
+import type { PgPoolClientLike, PgPoolLike, PgQueryConfigLike } from '../../src/index.js';
 
 /** A statement as it reached the server, and on which connection. */
 export interface Sent {
@@ -7,7 +7,7 @@ export interface Sent {
   readonly text: string;
 }
 
-/** The SQL of a plain or a named (prepared) statement. */
+/** The SQL of a plain or a named (prepared) statement, or of a message oncely scripted itself. */
 const textOf = (textOrConfig: string | PgQueryConfigLike) => (typeof textOrConfig === 'string' ? textOrConfig : textOrConfig.text);
 
 /**
@@ -17,6 +17,8 @@ const textOf = (textOrConfig: string | PgQueryConfigLike) => (typeof textOrConfi
 export function countingPool(pool: pg.Pool): PgPoolLike & { readonly sent: Sent[] } {
   const sent: Sent[] = [];
   let connections = 0;
+  // One wrapper per pooled connection, as pg-pool hands out the same client again.
+  const wrappers = new WeakMap<pg.PoolClient, PgPoolClientLike>();
   return {
     sent,
     get totalCount() {
@@ -28,17 +30,30 @@ export function countingPool(pool: pg.Pool): PgPoolLike & { readonly sent: Sent[
     },
     async connect() {
       const client = await pool.connect();
+      const known = wrappers.get(client);
+      if (known) return known;
       const connection = ++connections;
-      return {
+      const wrapper: PgPoolClientLike = {
         query(textOrConfig: string | PgQueryConfigLike, values?: unknown[]) {
           sent.push({ connection, text: textOf(textOrConfig) });
-          return client.query(textOrConfig, values);
+          return client.query(textOrConfig as string, values);
         },
         release: (error?: Error | boolean) => client.release(error),
       };
+      wrappers.set(client, wrapper);
+      return wrapper;
     },
   };
 }
 
 /** What kind of statement each one was: BEGIN, COMMIT, ROLLBACK, or the first SQL keyword. */
 export const kinds = (sent: readonly Sent[]) => sent.map(({ text }) => text.trim().split(/\s+/)[0]!.toUpperCase());
+
+/** Each message as the first keyword of each of its statements, joined by `+` (`EXECUTE+EXECUTE+BEGIN`). */
+export const messages = (sent: readonly Sent[]) =>
+  sent.map(({ text }) =>
+    text
+      .split(/;\n/)
+      .map((statement) => statement.trim().split(/\s+/)[0]!.toUpperCase())
+      .join('+'),
+  );

@@ -2,7 +2,7 @@ import { createIdempotency, isOncelyError } from '@oncely/core';
 import { uniqueKey } from '@oncely/testkit';
 import { describe, expect, it } from 'vitest';
 import { type PostgresDb, type PostgresTx, postgresStore } from '../../src/index.js';
-import { chargeHandler, ledger, openAccount } from '../support/business.js';
+import { charge, chargeHandler, ledger, openAccount } from '../support/business.js';
 import { rawRecord } from '../support/database.js';
 
 type Db = PostgresDb & { query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }> };
@@ -11,6 +11,8 @@ type Db = PostgresDb & { query(text: string, params?: unknown[]): Promise<{ rows
 export interface TransactionalSetup {
   readonly db: Db;
   readonly schema: string;
+  /** The store option; default true. */
+  readonly preparedStatements?: boolean;
 }
 
 /**
@@ -19,10 +21,10 @@ export interface TransactionalSetup {
  */
 export function transactionalBehaviours(name: string, setup: () => TransactionalSetup): void {
   const fixture = async (balance = 100) => {
-    const { db, schema } = setup();
+    const { db, schema, preparedStatements } = setup();
     const account = uniqueKey('acct');
     await openAccount(db, schema, account, balance);
-    const store = postgresStore({ db, schema });
+    const store = postgresStore({ db, schema, preparedStatements });
     const engine = createIdempotency({ store });
     const request = (amount: number, key = uniqueKey('pay')) => ({
       tenant: 'acme',
@@ -114,6 +116,40 @@ export function transactionalBehaviours(name: string, setup: () => Transactional
       expect(slow.kind).toBe('executed');
       expect((await record(attempt.key))?.state).toBe('succeeded');
       expect((await books()).charges).toBe(1);
+    });
+
+    it('a record that vanished inside the transaction fails the save: lease_lost, and the business writes roll back with it', async () => {
+      const { engine, request, books, record, store, schema, account } = await fixture();
+      const attempt = request(10);
+      const thrown = await engine
+        .runInTransaction(attempt, async (context) => {
+          const response = await chargeHandler(schema, account, 10)(context);
+          // The handler removes its own claim: the save then has no row to update.
+          await context.tx.query(`DELETE FROM ${store.table} WHERE idempotency_key = $1`, [attempt.key]);
+          return response;
+        })
+        .catch((error: unknown) => error);
+      expect(isOncelyError(thrown, 'lease_lost')).toBe(true);
+      expect(await books()).toEqual({ charges: 0, amounts: [], balance: 100 });
+      expect(await record(attempt.key)).toBeUndefined();
+      expect((await engine.runInTransaction(attempt, chargeHandler(schema, account, 10))).kind).toBe('executed');
+    });
+
+    it('a saved outcome PostgreSQL text cannot hold (U+0000) is a StorageError, and nothing commits', async () => {
+      const { store, request, books, record, schema, account } = await fixture();
+      const attempt = request(10);
+      const scope = { tenant: attempt.tenant, principal: attempt.principal, operation: attempt.operation, key: attempt.key };
+      // Core refuses such a resource id before the store sees it; the store refuses it too, as a typed error.
+      const thrown = await store
+        .transaction({ scope, fingerprint: 'f', token: 't1', leaseMs: 60_000, retentionMs: 60_000 }, async (claim, tx) => {
+          expect(claim.kind).toBe('claimed');
+          await charge(tx, schema, account, 10);
+          return { action: 'commit', state: 'succeeded', response: { status: 201, resourceId: 'pay\u0000' }, retentionMs: 60_000, value: 'saved' };
+        })
+        .catch((error: unknown) => error);
+      expect(thrown).toMatchObject({ code: 'storage_error', operation: 'save' });
+      expect(await books()).toEqual({ charges: 0, amounts: [], balance: 100 });
+      expect(await record(attempt.key)).toBeUndefined();
     });
 
     it('the transaction handle refuses SQL once the transaction has ended', async () => {

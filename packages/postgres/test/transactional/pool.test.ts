@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PostgresDb, postgresStore } from '../../src/index.js';
 import { charge, chargeHandler, createBusinessTables, ledger, openAccount } from '../support/business.js';
-import { countingPool, kinds } from '../support/counting-pool.js';
+import { countingPool, messages } from '../support/counting-pool.js';
 import { createPool, migratedSchema, rawRecord } from '../support/database.js';
 import { blockedOnLock, gate } from '../support/wait.js';
 import { transactionalBehaviours } from './behaviours.js';
@@ -23,6 +23,8 @@ beforeAll(() => createBusinessTables(pool, schema));
 afterAll(() => Promise.all(extraPools.map((extra) => extra.end())));
 
 transactionalBehaviours('pg.Pool', () => ({ db: pool, schema }));
+// Statements written out with literals, nothing PREPAREd (for poolers that cannot keep prepared statements).
+transactionalBehaviours('pg.Pool, preparedStatements: false', () => ({ db: pool, schema, preparedStatements: false }));
 
 /** Two engines on separate pools racing for one key; the first is held inside its transaction. */
 async function race(waiterPool: PostgresDb, options: { lockTimeoutMs?: number } = {}) {
@@ -141,19 +143,42 @@ describe('pg.Pool: transactional mode under concurrency', () => {
 });
 
 describe('pg.Pool: statements added to the business transaction', () => {
-  it('a first request adds exactly the claim and the saved result; a replay is BEGIN, claim, ROLLBACK', async () => {
+  it('the claim is the first write of the transaction BEGIN opens', async () => {
+    const engine = createIdempotency({ store: postgresStore({ db: pool, schema }) });
+    const store = postgresStore({ db: pool, schema });
+    const request = { tenant: 'acme', operation: 'charges.create.v1', key: uniqueKey('xid'), request: {} };
+    let seen: { xmin: string; xid: string } | undefined;
+    await engine.runInTransaction(request, async ({ tx }) => {
+      const { rows } = await tx.query<{ xmin: string; xid: string }>(
+        `SELECT xmin::text AS xmin, (pg_current_xact_id()::text::bigint % 4294967296)::text AS xid FROM ${store.table} WHERE idempotency_key = $1`,
+        [request.key],
+      );
+      seen = rows[0];
+      return { status: 201 };
+    });
+    // The claim, sent before BEGIN in the same message, was written by the handler's own transaction.
+    expect(seen?.xmin).toBe(seen?.xid);
+  });
+
+  it('a first request adds no round trip to the business transaction; a replay is one message that opens no transaction', async () => {
     const account = uniqueKey('acct');
     await openAccount(pool, schema, account, 100);
-    const counted = countingPool(pool);
+    // A connection of its own, which has prepared nothing yet.
+    const counted = countingPool(namedPool('tx_count', { max: 1 }));
     const engine = createIdempotency({ store: postgresStore({ db: counted, schema }) });
     const request = { tenant: 'acme', operation: 'charges.create.v1', key: uniqueKey('count'), request: { account, amount: 10 } };
     await engine.runInTransaction(request, chargeHandler(schema, account, 10));
-    // BEGIN, claim, the handler's INSERT and UPDATE, save, COMMIT: all on one connection.
-    expect(kinds(counted.sent)).toEqual(['BEGIN', 'WITH', 'INSERT', 'UPDATE', 'UPDATE', 'COMMIT']);
+    // claim + BEGIN, the handler's INSERT and UPDATE, save + COMMIT: the bare transaction's 4 messages, on one connection.
+    const [opening, ...rest] = messages(counted.sent);
+    expect(opening).toMatch(/^(PREPARE\+){3}EXECUTE\+EXECUTE\+BEGIN$/);
+    expect(rest).toEqual(['INSERT', 'UPDATE', 'EXECUTE+COMMIT']);
     expect(new Set(counted.sent.map((sent) => sent.connection)).size).toBe(1);
     counted.sent.length = 0;
-    await engine.runInTransaction(request, chargeHandler(schema, account, 10));
-    expect(kinds(counted.sent)).toEqual(['BEGIN', 'WITH', 'ROLLBACK']);
+    const replay = await engine.runInTransaction(request, chargeHandler(schema, account, 10));
+    expect(replay.kind).toBe('replayed');
+    // One message; its BEGIN never ran (the check failed), so nothing is left to roll back.
+    expect(messages(counted.sent)).toEqual(['EXECUTE+EXECUTE+BEGIN']);
+    expect((await ledger(pool, schema, account)).charges).toBe(1);
     expect((await rawRecord(pool, postgresStore({ db: pool, schema }).table, { ...request, principal: '' }))?.state).toBe('succeeded');
   });
 });

@@ -1,0 +1,167 @@
+import { OncelyError } from '@oncely/core';
+import type { ClaimInput, TransactionClaim, TransactionDecision } from '@oncely/core/adapter';
+import type { PostgresTx } from '../driver/postgres-db.js';
+import type { PgSession } from '../driver/sql-driver.js';
+import { isLockTimeout, isRetryableConflict, sqlState } from '../driver/sql-state.js';
+import { invocation, PREPARED_HERE, preparation } from '../sql/invocation.js';
+import type { LiteralValue } from '../sql/literal.js';
+import { sessionName } from '../sql/prepared.js';
+import type { StoreStatements } from '../sql/statements.js';
+import { type ClaimRow, claimAnswer, responseParams, scopeParams } from './record.js';
+
+/** Where a transaction stood when it failed, for the error's `operation`. */
+export type TransactionPhase = 'begin' | 'claim' | 'work' | 'save' | 'commit';
+
+/** What a scripted transaction needs from its store. */
+export interface ScriptedStore {
+  readonly sql: StoreStatements;
+  /** `PREPARE` the statements once per connection (the `preparedStatements` option). */
+  readonly prepare: boolean;
+  /** `lock_timeout` for the claim's waits, or null. */
+  readonly lockTimeout: string | null;
+  readonly attempts: number;
+}
+
+const ALREADY_PREPARED = '42P05';
+const NOT_PREPARED = '26000';
+
+/** The save's sentinel: the claimed row was not there to update (22P02 from a cast that names it). */
+const isLostRecord = (error: unknown) =>
+  sqlState(error) === '22P02' && String((error as Error).message).includes('the claimed record changed');
+
+/** Re-reads what this connection has prepared: what was tracked turned out wrong (42P05, 26000). */
+async function resync(session: PgSession): Promise<void> {
+  const { statements, error } = await session.script(PREPARED_HERE);
+  if (error !== undefined) throw error;
+  session.prepared.clear();
+  for (const row of statements[0]?.rows ?? []) session.prepared.add(String(row.name));
+}
+
+/** ROLLBACK that never throws: a connection that cannot roll back is destroyed, and the server rolls back. */
+async function rollback(session: PgSession): Promise<void> {
+  const outcome = await session.script('ROLLBACK').catch((error: unknown) => ({ statements: [], error }));
+  if (outcome.error !== undefined) session.broken(outcome.error);
+}
+
+/**
+ * Claims and opens the transaction in ONE message, `claim; claimed-check; BEGIN`: statements before a
+ * BEGIN in one simple-protocol message run in an implicit transaction block that BEGIN turns into
+ * the transaction, so a won claim is its first write. A claim not won fails the check: the block
+ * rolls back (the claim wrote nothing), BEGIN never runs, and the claim's rows answer at once.
+ */
+async function claimAndBegin(session: PgSession, store: ScriptedStore, input: ClaimInput): Promise<TransactionClaim> {
+  const { sql } = store;
+  const scope = scopeParams(input.scope);
+  const unbounded = [...scope, input.fingerprint, input.token, input.leaseMs, input.retentionMs];
+  const [claim, claimArgs] = store.lockTimeout === null ? [sql.claim, unbounded] : [sql.claimBounded, [...unbounded, store.lockTimeout]];
+  for (let attempt = 1; attempt <= store.attempts; attempt++) {
+    // Only here, outside any transaction: a PREPARE that fails inside one would abort it.
+    const preparing = store.prepare
+      ? [claim, sql.claimed, sql.saveOrFail].filter((text) => !session.prepared.has(sessionName(text) ?? '')).map(preparation)
+      : [];
+    const ready = store.prepare ? new Set([...session.prepared, ...preparing.map((p) => p.name)]) : undefined;
+    const text = [
+      ...preparing.map((p) => p.text),
+      invocation(claim, claimArgs, ready),
+      invocation(sql.claimed, [...scope, input.token], ready),
+      'BEGIN',
+    ].join(';\n');
+    const { statements, error } = await session.script(text);
+    // PREPARE is not transactional: those that ran stand even though the message failed later.
+    for (const done of preparing.slice(0, statements.length)) session.prepared.add(done.name);
+    const claimed = statements[preparing.length];
+    if (claimed === undefined) {
+      const state = sqlState(error);
+      if (state === ALREADY_PREPARED || state === NOT_PREPARED) {
+        await resync(session);
+        continue;
+      }
+      // The claim waited longer than lockTimeoutMs: it wrote nothing, and no transaction is open.
+      if (isLockTimeout(error)) return { kind: 'busy' };
+      if (isRetryableConflict(error) && attempt < store.attempts) continue;
+      throw error;
+    }
+    const answer = claimAnswer(input.scope, claimed.rows[0] as ClaimRow | undefined);
+    // A concurrent commit landed between the claim's snapshot and its write: the check failed, try again.
+    if (answer === undefined) continue;
+    const opened = error === undefined && statements.at(-1)?.command === 'BEGIN';
+    if ((answer.kind === 'claimed') !== opened) {
+      if (opened) await rollback(session);
+      throw error ?? new Error(`oncely/postgres: the claim answered ${answer.kind} but the check let BEGIN run`);
+    }
+    return answer;
+  }
+  throw new Error(`the claim did not settle in ${store.attempts} attempts while the key kept changing`);
+}
+
+/**
+ * Transactional mode at the round-trip limit on one `pg` connection: the claim travels with BEGIN
+ * and the saved outcome with COMMIT, so a first request adds no round trip to the business
+ * transaction, and a replay, a mismatch or a busy key is one message that opens no transaction.
+ */
+export async function scriptedTransaction<T>(
+  session: PgSession,
+  store: ScriptedStore,
+  input: ClaimInput,
+  work: (claim: TransactionClaim, tx: PostgresTx) => Promise<TransactionDecision<T>>,
+  phase: (now: TransactionPhase) => void,
+): Promise<T> {
+  phase('claim');
+  const claim = await claimAndBegin(session, store, input);
+  const opened = claim.kind === 'claimed';
+  // No transaction is open for a claim not won: its tx refuses SQL.
+  if (!opened) session.closeTx();
+  phase('work');
+  let decision: TransactionDecision<T>;
+  try {
+    decision = await work(claim, session.tx);
+    // Once the connection is lost nothing can commit, whatever the work answered.
+    if (session.watch.lost !== undefined) throw session.watch.lost;
+  } catch (error) {
+    session.closeTx();
+    if (opened) await rollback(session);
+    throw session.watch.lost ?? error;
+  }
+  session.closeTx();
+  if (!opened) return decision.value;
+  if (decision.action === 'rollback') {
+    await rollback(session);
+    return decision.value;
+  }
+  phase('save');
+  let text: string;
+  try {
+    const args: LiteralValue[] = [
+      ...scopeParams(input.scope),
+      input.token,
+      decision.state,
+      ...(responseParams(decision.response) as LiteralValue[]),
+      decision.retentionMs,
+    ];
+    text = `${invocation(store.sql.saveOrFail, args, store.prepare ? session.prepared : undefined)};\nCOMMIT`;
+  } catch (error) {
+    await rollback(session);
+    throw error;
+  }
+  phase('commit');
+  const { statements, error } = await session.script(text).catch((lost: unknown) => {
+    // The reply was lost: whether COMMIT happened is unknown, so the connection is not reused.
+    session.broken(lost);
+    throw lost;
+  });
+  if (error !== undefined && statements.length === 0) {
+    // The save failed, so the transaction aborted before COMMIT: nothing is saved.
+    phase('save');
+    await rollback(session);
+    if (sqlState(error) === NOT_PREPARED) session.prepared.clear();
+    if (isLostRecord(error)) {
+      throw new OncelyError('lease_lost', 'oncely/postgres: the claimed record changed inside the transaction; nothing was committed');
+    }
+    throw error;
+  }
+  // COMMIT refused (a serialization failure, a deferred constraint): the transaction ended with it.
+  if (error !== undefined) throw error;
+  // pg reports COMMIT of an aborted transaction as ROLLBACK: nothing was saved.
+  if (statements[1]?.command !== 'COMMIT') throw new Error('COMMIT rolled back: the transaction had already failed');
+  return decision.value;
+}
