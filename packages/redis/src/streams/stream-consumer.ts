@@ -109,6 +109,25 @@ const positive = (name: string, value: number) => integerOption(`oncely/redis: $
 /** ioredis emits `'error'` on every lost connection; unheard, it is logged as an unhandled error event. */
 const ignoreConnectionError = () => undefined;
 
+/** `pending`'s value, or undefined as soon as `signal` aborts (a later failure of `pending` is then dropped). */
+function untilStopped<T>(pending: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    pending.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
 /**
  * Reads events from Redis streams as one consumer of a consumer group and acknowledges each entry
  * only after `handle` resolved, so an entry whose consumer died is never lost: the same consumer
@@ -172,9 +191,12 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
   async function readNew(conn: Redis | Cluster): Promise<RawEntry[]> {
     blocked = true;
     try {
-      const reply = await redis('read', () =>
+      const read = redis('read', () =>
         conn.xreadgroup('GROUP', group, consumer, 'COUNT', batchSize, 'BLOCK', blockMs, 'STREAMS', ...streams, ...streams.map(() => '>')),
       );
+      // stop() does not wait on the read: closed while ioredis waits to reconnect, the connection
+      // never settles a queued command. What the read was handed stays pending to this consumer name.
+      const reply = await untilStopped(read, loop.stopSignal);
       return flatten(reply as StreamReply);
     } finally {
       blocked = false;
@@ -348,7 +370,9 @@ export function redisStreamConsumer(options: RedisStreamConsumerOptions): RedisS
       if (blocked) connection?.disconnect();
     },
     async afterRounds() {
-      await connection?.quit().catch(() => connection?.disconnect());
+      // QUIT only on a ready connection: one that is reconnecting would queue it, and may never send it.
+      if (connection?.status === 'ready') await connection.quit().catch(() => connection?.disconnect());
+      else connection?.disconnect();
       emit({ type: 'consumer_stopped' });
     },
   });

@@ -29,16 +29,30 @@ const exited = (child: ChildProcess) =>
     else child.once('exit', () => resolve());
   });
 
+/** The port was free when checked, but another process's redis-server bound it first. */
+class PortTaken extends Error {
+  constructor(readonly port: number) {
+    super(`port ${port} was taken by another redis-server`);
+  }
+}
+
 async function untilReady(port: number, child: ChildProcess, output: () => string): Promise<void> {
   const deadline = Date.now() + 15_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`redis-server on ${port} exited: ${output()}`);
+    if (child.exitCode !== null) {
+      if (output().includes('Address already in use')) throw new PortTaken(port);
+      throw new Error(`redis-server on ${port} exited: ${output()}`);
+    }
     const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
     probe.on('error', () => undefined);
     try {
       await probe.connect();
-      if ((await probe.ping()) === 'PONG') return;
-    } catch {
+      // Another test process may have started its own server on this port first: only ours counts.
+      const info = String(await probe.info('server'));
+      if (new RegExp(`^process_id:${child.pid}\\s*$`, 'm').test(info)) return;
+      if (info.includes('process_id:')) throw new PortTaken(port);
+    } catch (error) {
+      if (error instanceof PortTaken) throw error;
       // Not listening yet.
     } finally {
       probe.disconnect();
@@ -53,7 +67,18 @@ async function untilReady(port: number, child: ChildProcess, output: () => strin
  * Persistence is off unless the settings turn it on.
  */
 export async function startPrivateServer(settings: readonly string[] = []): Promise<PrivateServer> {
-  const port = await freePort();
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await startOn(port, settings);
+    } catch (error) {
+      // Kept as taken for this process: the other process's server holds it.
+      if (!(error instanceof PortTaken) || attempt >= 10) throw error;
+    }
+  }
+}
+
+async function startOn(port: number, settings: readonly string[]): Promise<PrivateServer> {
   const dir = mkdtempSync(join(tmpdir(), `oncely-redis-${port}-`));
   let child: ChildProcess;
   const launch = async () => {
@@ -67,7 +92,13 @@ export async function startPrivateServer(settings: readonly string[] = []): Prom
     child.stderr?.on('data', (chunk) => (output = (output + chunk).slice(-4_000)));
     await untilReady(port, child, () => output);
   };
-  await launch();
+  try {
+    await launch();
+  } catch (error) {
+    child!.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   // Even if the test process dies early, its servers do not outlive it.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
