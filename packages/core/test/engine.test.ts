@@ -287,12 +287,40 @@ describe('storage failure fails closed', () => {
     expect(outcome).toMatchObject({ code: 'lease_lost' });
   });
 
-  it('a complete that keeps failing surfaces StorageError and leaves the key in progress, never released', async () => {
-    const { store, inner } = spyStore({ failOn: { complete: 3 } });
-    const failure = await createIdempotency({ store }).run(base, created).catch((error: unknown) => error);
+  /** A clock whose sleep moves time on at once: the engine's retry budget runs out without waiting. */
+  const steppingClock = () => {
+    let now = 1_000_000;
+    return { now: () => now, sleep: async (ms: number) => void (now += ms), elapsed: () => now - 1_000_000 };
+  };
+
+  it('a complete that keeps failing surfaces StorageError within its budget and leaves the key in progress, never released', async () => {
+    const clock = steppingClock();
+    const { store, inner, calls } = spyStore({ failOn: { complete: 1_000 }, clock });
+    const failure = await createIdempotency({ store, clock }).run(base, created).catch((error: unknown) => error);
     expect(isStorageError(failure)).toBe(true);
     // Released would let a retry charge again; in progress makes it wait for the lease instead.
     expect((await inner.get({ ...base }))?.state).toBe('in_progress');
+    // Retried for at most 5 s: 25, 50, ... ms doubling up to 1 s between attempts, 10 attempts in all.
+    expect(clock.elapsed()).toBeLessThanOrEqual(5_000);
+    expect(clock.elapsed()).toBeGreaterThan(3_000);
+    expect(calls.filter((call) => call === 'complete').length).toBe(10);
+  });
+
+  it('a complete that fails for 2 s (a restart) is retried until it lands, so the outcome is saved', async () => {
+    const clock = steppingClock();
+    // 25 + 50 + 100 + 200 + 400 + 800 + 1000 ms of backoff: the 8th attempt comes 2.575 s after the first.
+    const { store, inner } = spyStore({ failOn: { complete: 7 }, clock });
+    const result = await createIdempotency({ store, clock }).run(base, created);
+    expect(result.kind).toBe('executed');
+    expect((await inner.get({ ...base }))?.state).toBe('succeeded');
+  });
+
+  it("a complete's retries never outlast the lease", async () => {
+    const clock = steppingClock();
+    const { store } = spyStore({ failOn: { complete: 1_000 }, clock });
+    const failure = await createIdempotency({ store, clock, leaseMs: 300 }).run(base, created).catch((error: unknown) => error);
+    expect(isStorageError(failure)).toBe(true);
+    expect(clock.elapsed()).toBeLessThanOrEqual(300);
   });
 
   it('get and purgeExpired wrap store failures too', async () => {

@@ -12,7 +12,13 @@ import { type ModeSteps, reportRecorded, runClaimed } from './request-path.js';
 import { claimProblem, fenceResultProblem, refusal } from './store-answers.js';
 import type { HandlerContext, IdempotencyRequest, IdempotentResponse, RunResult } from './types.js';
 
-const COMPLETE_ATTEMPTS = 3;
+/**
+ * How long a failed `complete` is retried after the handler ran (bounded by the lease): long enough
+ * to ride out a database or Redis restart, since an outcome that is never saved runs again once the
+ * lease lapses. Backoff doubles from 25 ms up to 1 s.
+ */
+const COMPLETE_RETRY_MS = 5_000;
+const COMPLETE_BACKOFF_MS = { first: 25, max: 1_000 };
 
 /** Lease mode's `run`: claim (one round trip), run the handler, complete or release (one more). */
 export function leaseMode(
@@ -27,6 +33,7 @@ export function leaseMode(
     storageCall(stage, call, onEvent ? (error) => report(prepared, { type: 'storage_error', stage, error }) : undefined);
 
   async function complete(prepared: PreparedRequest, fence: number, state: TerminalState, response: StoredResponse): Promise<void> {
+    const giveUpAt = clock.now() + Math.min(COMPLETE_RETRY_MS, leaseMs);
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await storeCall(prepared, 'complete', () =>
@@ -40,9 +47,10 @@ export function leaseMode(
         report(prepared, { type: 'fence_lost', stage: 'complete' });
         throw new OncelyError('lease_lost', 'oncely: the lease was taken over before the outcome was saved; the result was not recorded');
       } catch (error) {
-        // A storage blip after the side effect: retry briefly, since an unsaved outcome may run twice.
-        if (!isOncelyError(error, 'storage_error') || attempt >= COMPLETE_ATTEMPTS) throw error;
-        await clock.sleep(25 * attempt);
+        // A storage failure after the side effect: retry while the budget lasts, since an unsaved outcome may run twice.
+        const delay = Math.min(COMPLETE_BACKOFF_MS.first * 2 ** (attempt - 1), COMPLETE_BACKOFF_MS.max);
+        if (!isOncelyError(error, 'storage_error') || clock.now() + delay > giveUpAt) throw error;
+        await clock.sleep(delay);
       }
     }
   }
