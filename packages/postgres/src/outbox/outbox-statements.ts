@@ -24,13 +24,23 @@ export interface OutboxTables {
   readonly claim: QuotedIdentifier;
 }
 
-/** Sets `claimable_at` to now for the aggregates of the rows of `changed`, so the next claim looks at them again. */
+/**
+ * The statement's transaction commits without waiting for its WAL flush. Only the relay's bookkeeping
+ * (claim, mark, reschedule, dead letter, release) uses it: a crash can lose such a commit, which costs a
+ * redelivery, never an event. Enqueue, requeue and the inbox keep the server's setting.
+ */
+const relaxedCommit = sql`set_config('synchronous_commit', 'off', true)`;
+
+/**
+ * Sets `claimable_at` to now for the aggregates of the rows of `changed`, so the next claim looks at
+ * them again, and answers how many rows changed; a relay's bookkeeping, so with a relaxed commit.
+ */
 const wake = (aggregates: QuotedIdentifier) => sql`woken AS (
         UPDATE ${aggregates} a SET claimable_at = statement_timestamp(), lease_owner = NULL
         FROM (SELECT DISTINCT aggregate_type, aggregate_id FROM changed) c
         WHERE a.aggregate_type = c.aggregate_type AND a.aggregate_id = c.aggregate_id
       )
-      SELECT count(*)::float8 AS changed FROM changed`;
+      SELECT count(*)::float8 AS changed, ${relaxedCommit} AS relaxed FROM changed`;
 
 /** The SQL of one outbox, written against its tables. */
 export interface OutboxStatements {
