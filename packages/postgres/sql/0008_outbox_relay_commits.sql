@@ -1,7 +1,10 @@
--- oncely outbox claim, committed without waiting for its WAL flush. A claim only leases: if the server
--- crashes before the commit reaches disk, the lease is lost and the events are claimed, and published,
--- again, which at-least-once delivery and the consumers' inbox already handle; no event can be lost,
--- since enqueue commits with the server's setting. Safe to run again; renamed with the outbox table.
+-- oncely outbox claim, second version: committed without waiting for its WAL flush, and with one write
+-- to the aggregates for the whole claim. A claim only leases: if the server crashes before its commit
+-- reaches disk, the lease is lost and the events are claimed, and published, again, which at-least-once
+-- delivery and the consumers' inbox already handle; no event can be lost, since enqueue commits with the
+-- server's setting. The mark that publishes an aggregate's last event now deletes its row, so claims
+-- no longer visit empty aggregates (0005's claim still forgets any it meets). Safe to run again;
+-- renamed with the outbox table.
 
 -- Leases up to claim_limit events to claim_owner for lease_ms: aggregate by aggregate, the oldest
 -- waiting first (FOR UPDATE SKIP LOCKED, so relays split the aggregates), each one's unpublished
@@ -20,6 +23,11 @@ DECLARE
   taken text[] := '{}';
   mine text[];
   blocked_until timestamptz;
+  -- The heads to move on, written in one statement after the loop: leased to claim_owner, or held back.
+  moved_types text[] := '{}';
+  moved_ids text[] := '{}';
+  moved_until timestamptz[] := '{}';
+  moved_owner text[] := '{}';
 BEGIN
   -- Lasts to the end of the caller's transaction (a SET clause on the function would end with the call,
   -- before the commit it is meant for).
@@ -44,15 +52,20 @@ BEGIN
       IF pending.lease_expires_at > now_at THEN blocked_until := pending.lease_expires_at; EXIT; END IF;
       mine := mine || pending.event_id;
     END LOOP;
-    IF cardinality(mine) > 0 THEN
-      UPDATE oncely_outbox_aggregates SET claimable_at = lease_until, lease_owner = claim_owner
-      WHERE aggregate_type = head.aggregate_type AND aggregate_id = head.aggregate_id;
-      taken := taken || mine;
-    ELSIF blocked_until IS NOT NULL THEN
-      UPDATE oncely_outbox_aggregates SET claimable_at = blocked_until, lease_owner = NULL
-      WHERE aggregate_type = head.aggregate_type AND aggregate_id = head.aggregate_id;
+    IF cardinality(mine) > 0 OR blocked_until IS NOT NULL THEN
+      moved_types := moved_types || head.aggregate_type;
+      moved_ids := moved_ids || head.aggregate_id;
+      IF cardinality(mine) > 0 THEN
+        moved_until := moved_until || lease_until;
+        moved_owner := moved_owner || claim_owner;
+        taken := taken || mine;
+      ELSE
+        moved_until := moved_until || blocked_until;
+        moved_owner := moved_owner || NULL::text;
+      END IF;
     ELSE
-      -- Empty: forgotten unless an enqueue holds the sequence row (its event commits after this).
+      -- Empty (rare: the mark that empties an aggregate deletes its row): forgotten unless an enqueue
+      -- holds the sequence row (its event commits after this).
       PERFORM 1 FROM oncely_outbox_sequences s
       WHERE s.aggregate_type = head.aggregate_type AND s.aggregate_id = head.aggregate_id
       FOR SHARE SKIP LOCKED;
@@ -65,6 +78,9 @@ BEGIN
     END IF;
     EXIT WHEN cardinality(taken) >= claim_limit;
   END LOOP;
+  UPDATE oncely_outbox_aggregates a SET claimable_at = m.until_at, lease_owner = m.owner
+  FROM unnest(moved_types, moved_ids, moved_until, moved_owner) AS m(aggregate_type, aggregate_id, until_at, owner)
+  WHERE a.aggregate_type = m.aggregate_type AND a.aggregate_id = m.aggregate_id;
   RETURN QUERY
     UPDATE oncely_outbox o SET attempts = o.attempts + 1, lease_owner = claim_owner, lease_expires_at = lease_until
     WHERE o.event_id = ANY(taken) AND o.published_at IS NULL
