@@ -24,13 +24,23 @@ export interface OutboxTables {
   readonly claim: QuotedIdentifier;
 }
 
-/** Sets `claimable_at` to now for the aggregates of the rows of `changed`, so the next claim looks at them again. */
+/**
+ * The statement's transaction commits without waiting for its WAL flush. Only the relay's bookkeeping
+ * (claim, mark, reschedule, dead letter, release) uses it: a crash can lose such a commit, which costs a
+ * redelivery, never an event. Enqueue, requeue and the inbox keep the server's setting.
+ */
+const relaxedCommit = sql`set_config('synchronous_commit', 'off', true)`;
+
+/**
+ * Sets `claimable_at` to now for the aggregates of the rows of `changed`, so the next claim looks at
+ * them again, and answers how many rows changed; a relay's bookkeeping, so with a relaxed commit.
+ */
 const wake = (aggregates: QuotedIdentifier) => sql`woken AS (
         UPDATE ${aggregates} a SET claimable_at = statement_timestamp(), lease_owner = NULL
         FROM (SELECT DISTINCT aggregate_type, aggregate_id FROM changed) c
         WHERE a.aggregate_type = c.aggregate_type AND a.aggregate_id = c.aggregate_id
       )
-      SELECT count(*)::float8 AS changed FROM changed`;
+      SELECT count(*)::float8 AS changed, ${relaxedCommit} AS relaxed FROM changed`;
 
 /** The SQL of one outbox, written against its tables. */
 export interface OutboxStatements {
@@ -43,7 +53,10 @@ export interface OutboxStatements {
   readonly enqueue: string;
   /** Leases up to $2 claimable events to $1 for $3 ms: whole aggregates, each one's next events in sequence order. */
   readonly claim: string;
-  /** $1 event ids. Like every relay write below, answers `changed` (events changed) and wakes their aggregates. */
+  /**
+   * $1 event ids. Like every relay write below, answers `changed` (events changed) and wakes their
+   * aggregates; an aggregate this mark leaves empty loses its row instead, so no claim visits it.
+   */
   readonly markPublished: string;
   /** $1 owner, $2 event ids, $3 delays in ms, $4 errors. */
   readonly reschedule: string;
@@ -91,8 +104,29 @@ export function outboxStatements(tables: OutboxTables, notify: boolean): OutboxS
     markPublished: sql`WITH changed AS (
         UPDATE ${outbox} SET published_at = statement_timestamp(), lease_owner = NULL, lease_expires_at = NULL
         WHERE event_id = ANY($1::text[]) AND published_at IS NULL
-        RETURNING aggregate_type, aggregate_id
-      ), ${wake(aggregates)}`,
+        RETURNING aggregate_type, aggregate_id, aggregate_seq
+      ), touched AS (
+        SELECT aggregate_type, aggregate_id, max(aggregate_seq) AS last_marked FROM changed GROUP BY aggregate_type, aggregate_id
+      ), emptied AS (
+        -- This mark published the aggregate's last sequence and nothing older waits. An enqueue in flight
+        -- holds the sequence row (skipped); one that committed since this statement's snapshot moved
+        -- last_seq, and the lock re-checks the condition on that newest row (READ COMMITTED).
+        SELECT s.aggregate_type, s.aggregate_id FROM ${sequences} s JOIN touched t USING (aggregate_type, aggregate_id)
+        WHERE s.last_seq = t.last_marked AND NOT EXISTS (
+          SELECT 1 FROM ${outbox} o
+          WHERE o.aggregate_type = t.aggregate_type AND o.aggregate_id = t.aggregate_id AND o.published_at IS NULL
+            AND o.event_id <> ALL($1::text[])
+        )
+        FOR SHARE OF s SKIP LOCKED
+      ), forgotten AS (
+        DELETE FROM ${aggregates} a USING emptied e WHERE a.aggregate_type = e.aggregate_type AND a.aggregate_id = e.aggregate_id
+      ), woken AS (
+        UPDATE ${aggregates} a SET claimable_at = statement_timestamp(), lease_owner = NULL
+        FROM touched t
+        WHERE a.aggregate_type = t.aggregate_type AND a.aggregate_id = t.aggregate_id
+          AND NOT EXISTS (SELECT 1 FROM emptied e WHERE e.aggregate_type = t.aggregate_type AND e.aggregate_id = t.aggregate_id)
+      )
+      SELECT count(*)::float8 AS changed, ${relaxedCommit} AS relaxed FROM changed`,
     reschedule: sql`WITH changed AS (
         UPDATE ${outbox} o
         SET next_attempt_at = ${msFromNow(sql`r.delay_ms`)}, last_error = r.error, lease_owner = NULL, lease_expires_at = NULL

@@ -7,8 +7,9 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-/** Ports reserved for this package's private servers. */
-const PORTS = [55432, 55433, 55434, 55435, 55436, 55437, 55438, 55439];
+/** Ports reserved for this package's private servers; `ONCELY_PRIVATE_PG_PORT=28000` moves the eight elsewhere. */
+const FIRST_PORT = Number(process.env.ONCELY_PRIVATE_PG_PORT ?? 55432);
+const PORTS = Array.from({ length: 8 }, (_, i) => FIRST_PORT + i);
 
 /** A PostgreSQL cluster of our own under /tmp, so a test may crash and restart it. */
 export interface PrivatePostgres {
@@ -28,7 +29,7 @@ const isFree = (port: number) =>
   });
 
 /**
- * initdb, then starts a server on the first free port of 55432-55439. The server binaries come
+ * initdb, then starts a server on the first free port of 55432-55439 (or of the eight from `ONCELY_PRIVATE_PG_PORT`). The server binaries come
  * from `pg_config --bindir` (Debian's postgresql package); as root they run as the `postgres` user,
  * since PostgreSQL refuses to run as root.
  */
