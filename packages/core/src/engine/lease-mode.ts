@@ -33,7 +33,8 @@ export function leaseMode(
     storageCall(stage, call, onEvent ? (error) => report(prepared, { type: 'storage_error', stage, error }) : undefined);
 
   async function complete(prepared: PreparedRequest, fence: number, state: TerminalState, response: StoredResponse): Promise<void> {
-    const giveUpAt = clock.now() + Math.min(COMPLETE_RETRY_MS, leaseMs);
+    // Read from the clock at the first failure only: the request that succeeds at once pays nothing.
+    let giveUpAt: number | undefined;
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await storeCall(prepared, 'complete', () =>
@@ -49,7 +50,10 @@ export function leaseMode(
       } catch (error) {
         // A storage failure after the side effect: retry while the budget lasts, since an unsaved outcome may run twice.
         const delay = Math.min(COMPLETE_BACKOFF_MS.first * 2 ** (attempt - 1), COMPLETE_BACKOFF_MS.max);
-        if (!isOncelyError(error, 'storage_error') || clock.now() + delay > giveUpAt) throw error;
+        if (!isOncelyError(error, 'storage_error')) throw error;
+        const now = clock.now();
+        giveUpAt ??= now + Math.min(COMPLETE_RETRY_MS, leaseMs);
+        if (now + delay > giveUpAt) throw error;
         await clock.sleep(delay);
       }
     }
