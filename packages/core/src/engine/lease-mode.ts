@@ -20,6 +20,11 @@ import type { HandlerContext, IdempotencyRequest, IdempotentResponse, RunResult 
 const COMPLETE_RETRY_MS = 5_000;
 const COMPLETE_BACKOFF_MS = { first: 25, max: 1_000 };
 
+/** When a failing `complete` stops being retried: set at its first failure. */
+interface RetryBudget {
+  giveUpAt?: number;
+}
+
 /** Lease mode's `run`: claim (one round trip), run the handler, complete or release (one more). */
 export function leaseMode(
   engine: EngineParts<IdempotencyStore>,
@@ -33,8 +38,7 @@ export function leaseMode(
     storageCall(stage, call, onEvent ? (error) => report(prepared, { type: 'storage_error', stage, error }) : undefined);
 
   async function complete(prepared: PreparedRequest, fence: number, state: TerminalState, response: StoredResponse): Promise<void> {
-    // Read from the clock at the first failure only: the request that succeeds at once pays nothing.
-    let giveUpAt: number | undefined;
+    const budget: RetryBudget = {};
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await storeCall(prepared, 'complete', () =>
@@ -48,15 +52,23 @@ export function leaseMode(
         report(prepared, { type: 'fence_lost', stage: 'complete' });
         throw new OncelyError('lease_lost', 'oncely: the lease was taken over before the outcome was saved; the result was not recorded');
       } catch (error) {
-        // A storage failure after the side effect: retry while the budget lasts, since an unsaved outcome may run twice.
-        const delay = Math.min(COMPLETE_BACKOFF_MS.first * 2 ** (attempt - 1), COMPLETE_BACKOFF_MS.max);
-        if (!isOncelyError(error, 'storage_error')) throw error;
-        const now = clock.now();
-        giveUpAt ??= now + Math.min(COMPLETE_RETRY_MS, leaseMs);
-        if (now + delay > giveUpAt) throw error;
-        await clock.sleep(delay);
+        await pauseOrGiveUp(error, attempt, budget);
       }
     }
+  }
+
+  /**
+   * A storage failure after the side effect: waits before the next attempt while the budget lasts,
+   * since an unsaved outcome may run twice; anything else, or a spent budget, is thrown. Apart from
+   * `complete`, so the path that succeeds at once stays small.
+   */
+  async function pauseOrGiveUp(error: unknown, attempt: number, budget: RetryBudget): Promise<void> {
+    if (!isOncelyError(error, 'storage_error')) throw error;
+    const delay = Math.min(COMPLETE_BACKOFF_MS.first * 2 ** (attempt - 1), COMPLETE_BACKOFF_MS.max);
+    const now = clock.now();
+    budget.giveUpAt ??= now + Math.min(COMPLETE_RETRY_MS, leaseMs);
+    if (now + delay > budget.giveUpAt) throw error;
+    await clock.sleep(delay);
   }
 
   /**
