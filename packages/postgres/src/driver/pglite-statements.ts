@@ -2,8 +2,8 @@ import { invocation, PREPARED_HERE, preparation } from '../sql/invocation.js';
 import { literalValues } from '../sql/literal.js';
 import { sessionName } from '../sql/prepared.js';
 import type { PGliteLike, PGliteResultLike, PGliteTransactionLike } from './postgres-db.js';
-import { preparedOn } from './prepared-on.js';
-import { sqlState } from './sql-state.js';
+import { preparedOn, resetPrepared } from './prepared-on.js';
+import { isPreparedMismatch } from './sql-state.js';
 
 type Exec = (text: string) => Promise<readonly PGliteResultLike[]>;
 
@@ -13,8 +13,6 @@ const execOf =
   (text) =>
     target.exec(text) as Promise<readonly PGliteResultLike[]>;
 
-const ALREADY_PREPARED = '42P05';
-const NOT_PREPARED = '26000';
 
 /** oncely's statements on one PGlite instance, and how they run there. */
 export interface PgliteStatements {
@@ -38,8 +36,7 @@ export function pgliteStatements(db: PGliteLike): PgliteStatements {
   /** Re-reads what this instance has prepared: another driver object over it prepared some already. */
   async function resync(): Promise<void> {
     const [result] = await exec(PREPARED_HERE);
-    prepared.clear();
-    for (const row of result?.rows ?? []) prepared.add(String((row as { name: unknown }).name));
+    resetPrepared(prepared, result?.rows as Record<string, unknown>[] | undefined);
   }
 
   /** Runs `attempt` again after a resync when what was tracked turned out wrong (42P05, 26000). */
@@ -47,8 +44,7 @@ export function pgliteStatements(db: PGliteLike): PgliteStatements {
     try {
       return await attempt();
     } catch (error) {
-      const state = sqlState(error);
-      if (state !== ALREADY_PREPARED && state !== NOT_PREPARED) throw error;
+      if (!isPreparedMismatch(error)) throw error;
       await resync();
       return attempt();
     }

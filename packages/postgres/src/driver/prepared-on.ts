@@ -10,3 +10,9 @@ export function preparedOn(connection: object): Set<string> {
   if (!names) prepared.set(connection, (names = new Set()));
   return names;
 }
+
+/** Replaces what was tracked for a connection with the names its `pg_prepared_statements` lists. */
+export function resetPrepared(names: Set<string>, rows: readonly Record<string, unknown>[] | undefined): void {
+  names.clear();
+  for (const row of rows ?? []) names.add(String(row.name));
+}

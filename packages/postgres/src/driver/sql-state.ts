@@ -4,6 +4,14 @@ export function sqlState(error: unknown): string | undefined {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
+/** A prepared statement oncely did not expect to exist (42P05 already prepared). */
+const ALREADY_PREPARED = '42P05';
+/** A prepared statement oncely expected was not there (26000), e.g. after `DISCARD ALL`. */
+export const isNotPrepared = (error: unknown) => sqlState(error) === '26000';
+
+/** What oncely tracked as prepared on a connection turned out wrong (42P05 or 26000): re-read it. */
+export const isPreparedMismatch = (error: unknown) => sqlState(error) === ALREADY_PREPARED || isNotPrepared(error);
+
 /** `lock_timeout` expired while the claim waited on a concurrent claim of the same key. */
 export const isLockTimeout = (error: unknown) => sqlState(error) === '55P03';
 

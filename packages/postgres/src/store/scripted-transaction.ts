@@ -2,7 +2,8 @@ import { OncelyError } from '@oncely/core';
 import type { ClaimInput, TransactionClaim, TransactionDecision } from '@oncely/core/adapter';
 import type { PostgresTx } from '../driver/postgres-db.js';
 import type { PgSession } from '../driver/sql-driver.js';
-import { isLockTimeout, isRetryableConflict, sqlState } from '../driver/sql-state.js';
+import { resetPrepared } from '../driver/prepared-on.js';
+import { isLockTimeout, isNotPrepared, isPreparedMismatch, isRetryableConflict, sqlState } from '../driver/sql-state.js';
 import { invocation, PREPARED_HERE, preparation } from '../sql/invocation.js';
 import type { LiteralValue } from '../sql/literal.js';
 import { sessionName } from '../sql/prepared.js';
@@ -22,8 +23,6 @@ export interface ScriptedStore {
   readonly attempts: number;
 }
 
-const ALREADY_PREPARED = '42P05';
-const NOT_PREPARED = '26000';
 
 /** The save's sentinel: the claimed row was not there to update (22P02 from a cast that names it). */
 const isLostRecord = (error: unknown) =>
@@ -33,8 +32,7 @@ const isLostRecord = (error: unknown) =>
 async function resync(session: PgSession): Promise<void> {
   const { statements, error } = await session.script(PREPARED_HERE);
   if (error !== undefined) throw error;
-  session.prepared.clear();
-  for (const row of statements[0]?.rows ?? []) session.prepared.add(String(row.name));
+  resetPrepared(session.prepared, statements[0]?.rows);
 }
 
 /** ROLLBACK that never throws: a connection that cannot roll back is destroyed, and the server rolls back. */
@@ -71,8 +69,7 @@ async function claimAndBegin(session: PgSession, store: ScriptedStore, input: Cl
     for (const done of preparing.slice(0, statements.length)) session.prepared.add(done.name);
     const claimed = statements[preparing.length];
     if (claimed === undefined) {
-      const state = sqlState(error);
-      if (state === ALREADY_PREPARED || state === NOT_PREPARED) {
+      if (isPreparedMismatch(error)) {
         await resync(session);
         continue;
       }
@@ -153,7 +150,7 @@ export async function scriptedTransaction<T>(
     // The save failed, so the transaction aborted before COMMIT: nothing is saved.
     phase('save');
     await rollback(session);
-    if (sqlState(error) === NOT_PREPARED) session.prepared.clear();
+    if (isNotPrepared(error)) session.prepared.clear();
     if (isLostRecord(error)) {
       throw new OncelyError('lease_lost', 'oncely/postgres: the claimed record changed inside the transaction; nothing was committed');
     }
