@@ -4,7 +4,9 @@ export { type CommandCalls, diffCommandStats, readCommandStats } from './stats/c
 export { DEFAULT_PREFIX, type RedisStore, type RedisStoreOptions, redisStore } from './store/redis-store.js';
 export type { ConsumerEntrySubject, ConsumerStage, StreamConsumerEvent } from './streams/consumer-events.js';
 export { type EntryProblem, type ParsedEntry, parseStreamEntry, toStreamFields } from './streams/stream-entry.js';
-export { partitionOf, type RedisStreamPublisherOptions, redisStreamPublisher } from './streams/stream-publisher.js';
+// One aggregate-to-partition hash for every broker, so a Redis stream and a NATS subject agree.
+export { partitionOf } from '@oncely/core/adapter';
+export { type RedisStreamPublisherOptions, redisStreamPublisher } from './streams/stream-publisher.js';
 export {
   type RedisStreamConsumer,
   type RedisStreamConsumerOptions,

@@ -134,17 +134,3 @@ export function redisStreamPublisher(options: RedisStreamPublisherOptions): Publ
     },
   };
 }
-
-/**
- * A stable partition number in `[0, partitions)` for an aggregate id (FNV-1a), for routing an
- * aggregate's events to one of several streams.
- */
-export function partitionOf(aggregateId: string, partitions: number): number {
-  integerOption('oncely/redis: partitions', partitions);
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < aggregateId.length; i++) {
-    hash ^= aggregateId.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash % partitions;
-}
