@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { credit } from './event-fixtures.js';
 import { type AppliedRow, exactlyOnceInOrder } from './outbox-tables.js';
 import { type InboxLike, insertApplied, testRelay } from './test-relay.js';
+import { unheardErrors } from './unheard-errors.js';
 import { sleep } from './until.js';
 
 /** One way of killing connections, run in its own loop during the storm. */
@@ -88,14 +89,11 @@ export const terminateBackends =
  */
 export async function connectionStorm(options: ConnectionStormOptions): Promise<ConnectionStormResult> {
   const { pipeline, aggregates, killers } = options;
-  const unheard: unknown[] = [];
-  const hear = (error: unknown) => unheard.push(error);
+  const heard = unheardErrors();
   const listenerWarnings: Error[] = [];
   const warned = (warning: Error) => {
     if (warning.name === 'MaxListenersExceededWarning') listenerWarnings.push(warning);
   };
-  process.on('uncaughtException', hear);
-  process.on('unhandledRejection', hear);
   process.on('warning', warned);
   const kills: Record<string, number> = Object.fromEntries(Object.keys(killers).map((name) => [name, 0]));
   let events = 0;
@@ -129,8 +127,7 @@ export async function connectionStorm(options: ConnectionStormOptions): Promise<
       await parties.close();
     }
   } finally {
-    process.off('uncaughtException', hear);
-    process.off('unhandledRejection', hear);
+    heard.stop();
     process.off('warning', warned);
   }
   const applied = await pipeline.applied();
@@ -140,11 +137,11 @@ export async function connectionStorm(options: ConnectionStormOptions): Promise<
     .join(', ');
   const unpublished = await pipeline.unpublished();
   const problems = [
-    ...unheard.map((error) => `uncaught: ${String(error)}`),
+    ...heard.errors.map((error) => `uncaught: ${String(error)}`),
     ...listenerWarnings.map((warning) => `listener warning: ${warning.message}`),
     ...(unpublished > 0 ? [`${unpublished} events still unpublished`] : []),
     ...exactlyOnceInOrder(applied, events),
   ];
-  const summary = `${events} events, ${applied.length} applied, kills: ${killed}, crashes (uncaught): ${unheard.length}, listener warnings: ${listenerWarnings.length}, duplicates applied: ${duplicates}`;
-  return { events, kills, unheard, listenerWarnings, applied, problems, summary };
+  const summary = `${events} events, ${applied.length} applied, kills: ${killed}, crashes (uncaught): ${heard.errors.length}, listener warnings: ${listenerWarnings.length}, duplicates applied: ${duplicates}`;
+  return { events, kills, unheard: heard.errors, listenerWarnings, applied, problems, summary };
 }

@@ -8,4 +8,5 @@ export { processStorm, type ProcessStormOptions, type ProcessStormResult, STORM 
 export { reachable, reachableAs } from './reachable.js';
 export { socketProxy } from './socket-proxy.js';
 export { type ConsumerTx, type InboxLike, insertApplied, relayOnce, testRelay } from './test-relay.js';
+export { IOREDIS_UNHEARD, unheardErrors } from './unheard-errors.js';
 export { sleep, until } from './until.js';

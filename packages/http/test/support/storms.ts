@@ -10,6 +10,7 @@ import { expect } from 'vitest';
 import { type Binding, type RouteSpec, withServer } from './bindings.js';
 import { DATABASE_URL } from './databases.js';
 import { postJson, type Received } from './send.js';
+import { IOREDIS_UNHEARD, unheardErrors } from '@oncely/test-support';
 
 /**
  * The machinery every storm test shares: process-wide error counting, killers for connections the
@@ -28,25 +29,7 @@ export const runName = (prefix: string) => `${prefix}_${process.pid}_${Date.now(
  * Counts unheard errors: uncaught exceptions and unhandled rejections (each would crash the process),
  * and the `'error'` events ioredis found no listener for (it logs those instead of throwing).
  */
-export function crashCounter(): { readonly errors: unknown[]; stop(): void } {
-  const errors: unknown[] = [];
-  const onError = (error: unknown) => errors.push(error);
-  process.on('uncaughtException', onError);
-  process.on('unhandledRejection', onError);
-  const consoleError = console.error;
-  console.error = (...args: unknown[]) => {
-    if (typeof args[0] === 'string' && args[0].startsWith('[ioredis] Unhandled error event')) errors.push(args.join(' '));
-    else consoleError(...args);
-  };
-  return {
-    errors,
-    stop() {
-      process.off('uncaughtException', onError);
-      process.off('unhandledRejection', onError);
-      console.error = consoleError;
-    },
-  };
-}
+export const crashCounter = () => unheardErrors({ logged: IOREDIS_UNHEARD });
 
 /** A background fault that repeats until stopped; `count` is what it killed. */
 export interface Storm {

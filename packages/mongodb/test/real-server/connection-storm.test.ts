@@ -4,7 +4,8 @@ import type { ClientSession, MongoClient } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mongoInbox, mongoJournal, mongoOutbox, mongoStore, mongoTransactionalStore } from '../../src/index.js';
 import { DRIVERS, type RealServer, realServer, suiteTitle, testDatabaseName, transactionServer } from '../support/real-server.js';
-import { stormProxy, unheardErrors } from '../support/storm-proxy.js';
+import { unheardErrors } from '@oncely/test-support';
+import { stormProxy } from '../support/storm-proxy.js';
 
 /**
  * Every connection the driver opens goes through a TCP proxy to the replica set's primary, and the

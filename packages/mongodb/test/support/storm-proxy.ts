@@ -85,18 +85,3 @@ export async function stormProxy(target: { host: string; port: number }): Promis
     },
   };
 }
-
-/** Records every error that reaches `uncaughtException` or `unhandledRejection` until `stop()`. */
-export function unheardErrors(): { readonly errors: unknown[]; stop(): void } {
-  const errors: unknown[] = [];
-  const onUnheard = (error: unknown) => errors.push(error);
-  process.on('uncaughtException', onUnheard);
-  process.on('unhandledRejection', onUnheard);
-  return {
-    errors,
-    stop() {
-      process.off('uncaughtException', onUnheard);
-      process.off('unhandledRejection', onUnheard);
-    },
-  };
-}

@@ -6,7 +6,8 @@ import * as driver6 from 'mongodb6';
 import { describe, expect, it } from 'vitest';
 import { mongoInbox, mongoJournal, mongoOutbox, mongoStore, mongoTransactionalStore } from '../../src/index.js';
 import { cursorReply, scriptedDeployment, type WireCommand } from '../support/scripted-wire.js';
-import { stormProxy, unheardErrors } from '../support/storm-proxy.js';
+import { unheardErrors } from '@oncely/test-support';
+import { stormProxy } from '../support/storm-proxy.js';
 
 // The real driver (both majors) through a TCP proxy that destroys every connection every 20 ms, in
 // front of a scripted primary (NOT MongoDB: it answers every command with an empty but well-formed

@@ -2,6 +2,7 @@ import { createIdempotency, isStorageError } from '@oncely/core';
 import { createRelay, type Publisher } from '@oncely/core/outbox';
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
+import { unheardErrors } from '@oncely/test-support';
 import { migrate, postgresJournal, postgresOutbox, postgresStore, type PostgresTx } from '../../src/index.js';
 import { DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
 
@@ -29,10 +30,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 it('pg_terminate_backend every 30 ms on every oncely connection: no unheard error, failures are StorageErrors, one payment per executed key', async () => {
   await migrate(pool, { schema });
   await pool.query(`CREATE TABLE "${schema}".payments (id bigserial PRIMARY KEY, key text NOT NULL)`);
-  const unheard: unknown[] = [];
-  const onUnheard = (error: unknown) => unheard.push(error);
-  process.on('uncaughtException', onUnheard);
-  process.on('unhandledRejection', onUnheard);
+  const unheard = unheardErrors();
   const engine = createIdempotency({ store: postgresStore({ db: pool, schema }) });
   const journal = postgresJournal({ db: pool, schema });
   const outbox = postgresOutbox({ db: pool, schema, channel: applicationName });
@@ -86,11 +84,10 @@ it('pg_terminate_backend every 30 ms on every oncely connection: no unheard erro
   const enqueued = async () => Number((await killer.query(`SELECT count(*)::int AS n FROM "${schema}".oncely_outbox WHERE published_at IS NULL`)).rows[0].n);
   for (let waited = 0; waited < 10_000 && (await enqueued()) > 0; waited += 100) await sleep(100);
   await relay.stop();
-  process.off('uncaughtException', onUnheard);
-  process.off('unhandledRejection', onUnheard);
+  unheard.stop();
 
   const rows = (await killer.query<{ key: string }>(`SELECT key FROM "${schema}".payments`)).rows.map((row) => row.key);
-  expect(unheard, 'unheard errors').toEqual([]);
+  expect(unheard.errors, 'unheard errors').toEqual([]);
   expect(killed, 'backends killed').toBeGreaterThan(20);
   expect(failures.length, 'the storm failed some calls').toBeGreaterThan(0);
   expect(failures.filter((failure) => !isStorageError(failure)), 'every failure is a StorageError').toEqual([]);

@@ -1,6 +1,7 @@
 import { createIdempotency, isOncelyError } from '@oncely/core';
 import type { OutboxEvent } from '@oncely/core/outbox';
 import { Redis } from 'ioredis';
+import { IOREDIS_UNHEARD, unheardErrors } from '@oncely/test-support';
 import { afterAll, expect, it } from 'vitest';
 import { redisJournal, redisStore, redisStreamConsumer, redisStreamPublisher } from '../../src/index.js';
 import { type PrivateServer, startPrivateServer } from '../servers/private-server.js';
@@ -33,15 +34,7 @@ it('CLIENT KILL every 30 ms on every connection: no unheard error, failures are 
   };
   const client = connect(NAME, true);
   const admin = connect('admin', true);
-  const unheard: unknown[] = [];
-  const onUnheard = (error: unknown) => unheard.push(error);
-  process.on('uncaughtException', onUnheard);
-  process.on('unhandledRejection', onUnheard);
-  const consoleError = console.error;
-  console.error = (...args: unknown[]) => {
-    if (String(args[0]).startsWith('[ioredis] Unhandled error event')) unheard.push(args.join(' '));
-    else consoleError(...args);
-  };
+  const unheard = unheardErrors({ logged: IOREDIS_UNHEARD });
 
   const engine = createIdempotency({ store: redisStore({ client }) });
   const journal = redisJournal({ client });
@@ -98,11 +91,9 @@ it('CLIENT KILL every 30 ms on every connection: no unheard error, failures are 
   } finally {
     stop = true;
     await consumer.stop();
-    process.off('uncaughtException', onUnheard);
-    process.off('unhandledRejection', onUnheard);
-    console.error = consoleError;
+    unheard.stop();
   }
-  expect(unheard, 'unheard errors').toEqual([]);
+  expect(unheard.errors, 'unheard errors').toEqual([]);
   expect(killed, 'connections killed').toBeGreaterThan(10);
   expect(failures.filter((failure) => !isOncelyError(failure)).map((failure) => String(failure)), 'every failure is a typed OncelyError').toEqual([]);
   expect(published.length).toBeGreaterThan(5);
