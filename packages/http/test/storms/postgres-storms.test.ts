@@ -14,6 +14,7 @@ import {
   runName,
   runStorm,
   type Storm,
+  type StormProgress,
   stormResources,
   terminateBackends,
 } from '../support/storms.js';
@@ -92,8 +93,9 @@ describe('a private PostgreSQL restarted mid-run', () => {
     return server;
   };
 
-  /** Restarts the server once, 1 s into the storm. */
-  const restartOnce = (target: PrivatePostgres, mode: 'fast' | 'immediate') => async () => faultOnce(1_000, () => target.restart(mode));
+  /** Restarts the server once, when a fifth of the keys are settled: the rest are in flight. */
+  const restartOnce = (target: PrivatePostgres, mode: 'fast' | 'immediate') => async (progress: StormProgress) =>
+    faultOnce(progress, 30, () => target.restart(mode));
 
   it('transaction mode, fetch, restart -m immediate (a crash): no crash, no 500, one payment per key', async () => {
     const target = await privateServer();

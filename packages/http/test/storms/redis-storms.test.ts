@@ -85,7 +85,7 @@ describe('Redis store, lease mode', () => {
       keys: 100,
       duplicates: 3,
       concurrency: 8,
-      fault: async () => faultOnce(1_000, () => server.killAndRestart(500)),
+      fault: async (progress) => faultOnce(progress, 20, () => server.killAndRestart(500)),
       stormMs: 4_000,
       settleMs: 3_000,
       rows: () => paymentRows(business, name),

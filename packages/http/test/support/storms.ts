@@ -56,10 +56,13 @@ function repeat(everyMs: number, strike: () => Promise<number>): Storm {
   };
 }
 
-/** One fault `afterMs` into the storm (a restart, a SIGKILL); `stop` waits until it is over. */
-export function faultOnce(afterMs: number, strike: () => Promise<void>): Storm {
+/**
+ * One fault (a restart, a SIGKILL) once `settledKeys` keys of the storm have their answer, so it
+ * lands while the rest are in flight however fast the machine is; `stop` waits until it is over.
+ */
+export function faultOnce(progress: StormProgress, settledKeys: number, strike: () => Promise<void>): Storm {
   let count = 0;
-  const done = sleep(afterMs).then(async () => {
+  const done = progress.settled(settledKeys).then(async () => {
     await strike();
     count++;
   });
@@ -265,8 +268,37 @@ async function sender(traffic: StormTraffic, key: string, answers: TimedAnswer[]
   }
 }
 
+/** How far the storm's traffic is: a fault waits on it instead of on a clock. */
+export interface StormProgress {
+  /** Resolves once `keys` keys are settled (or the traffic is over). */
+  settled(keys: number): Promise<void>;
+}
+
+/** The progress of one storm; `keySettled` is called as each key gets its answer, `done` when the traffic ends. */
+function stormProgress() {
+  let settledKeys = 0;
+  const waiting: { readonly keys: number; readonly resolve: () => void }[] = [];
+  const wake = (all: boolean) => {
+    for (const waiter of waiting.splice(0)) {
+      if (all || settledKeys >= waiter.keys) waiter.resolve();
+      else waiting.push(waiter);
+    }
+  };
+  return {
+    settled: (keys: number) => new Promise<void>((resolve) => {
+      waiting.push({ keys, resolve });
+      wake(false);
+    }),
+    keySettled() {
+      settledKeys++;
+      wake(false);
+    },
+    done: () => wake(true),
+  };
+}
+
 /** Sends every key `duplicates` times at once, `concurrency` keys at a time. */
-export async function sendStorm(traffic: StormTraffic): Promise<KeyAnswers[]> {
+export async function sendStorm(traffic: StormTraffic, onKeySettled: () => void = () => undefined): Promise<KeyAnswers[]> {
   const results: KeyAnswers[] = [];
   let next = 0;
   const lane = async () => {
@@ -275,6 +307,7 @@ export async function sendStorm(traffic: StormTraffic): Promise<KeyAnswers[]> {
       const answers: TimedAnswer[] = [];
       const settled = await Promise.all(Array.from({ length: traffic.duplicates }, () => sender(traffic, key, answers)));
       results.push({ key, answers, unsettled: settled.filter((ok) => !ok).length });
+      onKeySettled();
     }
   };
   await Promise.all(Array.from({ length: traffic.concurrency }, lane));
@@ -391,7 +424,7 @@ export interface StormScenario {
   readonly duplicates: number;
   readonly concurrency: number;
   /** Starts the fault; it is stopped after `stormMs` (or once the traffic is done). */
-  readonly fault: () => Promise<Storm>;
+  readonly fault: (progress: StormProgress) => Promise<Storm>;
   readonly stormMs: number;
   /** How long senders may keep retrying after the storm. */
   readonly settleMs: number;
@@ -411,16 +444,20 @@ export async function runStorm(scenario: StormScenario): Promise<StormReport> {
   const crashes = crashCounter();
   try {
     const results = await withServer(scenario.binding, scenario.engine, [scenario.route], async (url) => {
-      const fault = await scenario.fault();
+      const progress = stormProgress();
+      const fault = await scenario.fault(progress);
       const started = Date.now();
-      const traffic = sendStorm({
+      const traffic = sendStorm(
+        {
         url,
         path: scenario.route.path,
         keys: Array.from({ length: scenario.keys }, (_, index) => `${scenario.name}-${index}`),
         duplicates: scenario.duplicates,
         concurrency: scenario.concurrency,
         deadline: started + scenario.stormMs + scenario.settleMs,
-      });
+        },
+        progress.keySettled,
+      ).finally(progress.done);
       let stoppedAt = 0;
       const stopFault = Promise.race([sleep(scenario.stormMs), traffic.then(() => undefined)]).then(async () => {
         await fault.stop();
