@@ -88,9 +88,11 @@ export async function privateRabbitNode(port: number) {
     RABBITMQ_CONFIG_FILE: join(dir, 'rabbitmq.conf'),
   };
   const url = `amqp://guest:guest@127.0.0.1:${port}`;
+  const ctl = (...args: string[]) => run('rabbitmqctl', ['-q', '-n', node, ...args], env);
+  // A run aborted mid-test can leave this node up (its app stopped by restart()): a second one of that name would not start.
+  await ctl('stop').catch(() => undefined);
   await run('rabbitmq-server', ['-detached'], env);
   await reachableAs(url, true, 120_000);
-  const ctl = (...args: string[]) => run('rabbitmqctl', ['-q', '-n', node, ...args], env);
   return {
     url,
     /** Stops the broker application (every connection drops) and starts it again on the same data. */
