@@ -96,7 +96,8 @@ export function outboxStatements(tables: OutboxTables, notify: boolean): OutboxS
         RETURNING aggregate_seq::float8 AS aggregate_seq, floor(extract(epoch FROM created_at) * 1000)::float8 AS created_ms
       ), listed AS (
         -- Reads seq, so it runs once the sequence row is locked; DO NOTHING takes no lock on an existing row.
-        INSERT INTO ${aggregates} (aggregate_type, aggregate_id) SELECT $2, $3 FROM seq
+        -- A missing row means nothing of the aggregate was unpublished: the claim may start at this event.
+        INSERT INTO ${aggregates} (aggregate_type, aggregate_id, published_seq) SELECT $2, $3, seq.last_seq - 1 FROM seq
         ON CONFLICT DO NOTHING
       )
       SELECT inserted.*${notification} FROM inserted`,
