@@ -138,7 +138,7 @@ export async function runOutboxDrainSuite(redis: PrivateRedis, options: BenchOpt
           breakdown.stages.map((stage) => [stage.name, formatMs(stage.p50), formatMs(stage.p99)]),
         ),
         '',
-        `Each event stamped as it passes (app clock; the enqueue statement by the database clock). The relay ran ${breakdown.claims} claims`,
+        `Each event stamped as it passes (app clock, to the µs; the enqueue statement by the database clock, which the outbox rounds down to the ms, so the first and last rows read up to 1 ms high). The relay ran ${breakdown.claims} claims`,
         `(${breakdown.emptyClaims} empty, ${breakdown.eventsPerClaim.toFixed(1)} events each on average) and ${breakdown.idleWaits} idle waits (median ${formatMs(breakdown.idleWaitP50)} ms).`,
       ].join('\n'),
     );
