@@ -69,6 +69,20 @@ describe('each aggregate row keeps a sequence up to which everything is publishe
     await enqueueCommitted(pool, outbox, credit('a'));
     expect(await boundOf(aggregates, 'a')).toBe(0);
   });
+
+  it('a row left behind when the outbox and its sequences were emptied without it: the new first event is claimed', async () => {
+    const { outbox, table, aggregates, named } = await freshOutbox();
+    for (let i = 0; i < 5; i++) await enqueueCommitted(pool, outbox, credit('a'));
+    const first = await outbox.source.claim({ owner: 'r1', limit: 2, leaseMs: 60_000 });
+    await outbox.source.markPublished(first.map((event) => event.eventId));
+    await outbox.source.claim({ owner: 'r1', limit: 2, leaseMs: 60_000 });
+    expect(await boundOf(aggregates, 'a')).toBe(2);
+    await pool.query(`TRUNCATE ${table}, ${named('_sequences')}`);
+    await enqueueCommitted(pool, outbox, credit('a'));
+    expect(await boundOf(aggregates, 'a')).toBe(0);
+    const again = await outbox.source.claim({ owner: 'r2', limit: 10, leaseMs: 60_000 });
+    expect(again.map((event) => event.aggregateSeq)).toEqual([1]);
+  });
 });
 
 describe('a claim reads only what it takes, however much its aggregates published before', () => {
