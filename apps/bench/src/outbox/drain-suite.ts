@@ -89,7 +89,7 @@ export async function runOutboxDrainSuite(redis: PrivateRedis, options: BenchOpt
       }
       claims.push([aggregatesLabel(aggregates), formatMs(times[0]!), formatMs(times[1]!), formatRatio(times[1]! / times[0]!)]);
     }
-    await pool.query(`TRUNCATE ${SCHEMA}.oncely_outbox, ${SCHEMA}.oncely_outbox_sequences, ${SCHEMA}.oncely_inbox`);
+    await pool.query(`TRUNCATE ${SCHEMA}.oncely_outbox, ${SCHEMA}.oncely_outbox_sequences, ${SCHEMA}.oncely_outbox_aggregates, ${SCHEMA}.oncely_inbox`);
     const e2eEvents = Math.round((OFFERED_PER_SEC * options.drainE2eMs) / 1_000);
     const runId = `drain${Date.now().toString(36)}`;
     const stages = pipelineStages();
