@@ -77,7 +77,8 @@ export async function runOutboxDrainSuite(redis: PrivateRedis, options: BenchOpt
         `Each run drains a backlog of ${events.toLocaleString('en-US')} events written straight into the outbox tables (as enqueue leaves`,
         `them), ${options.drainRounds} alternating round(s) after a warm-up, medians; a run stops after ${capMs / 1_000} s and its rate counts what it`,
         'drained by then. The publisher acknowledges at once. Bare: one loop of `FOR UPDATE SKIP LOCKED` batches of 100 in',
-        'position order, leased then marked (the two statements per batch a relay sends), with no per-aggregate order.',
+        'position order, leased then marked (the two statements per batch a relay sends, committed as the relay commits them:',
+        '`synchronous_commit` off for their own transaction), with no per-aggregate order.',
       ].join('\n'),
     );
     const claims: (string | number)[][] = [];
