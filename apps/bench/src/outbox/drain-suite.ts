@@ -77,7 +77,8 @@ export async function runOutboxDrainSuite(redis: PrivateRedis, options: BenchOpt
         `Each run drains a backlog of ${events.toLocaleString('en-US')} events written straight into the outbox tables (as enqueue leaves`,
         `them), ${options.drainRounds} alternating round(s) after a warm-up, medians; a run stops after ${capMs / 1_000} s and its rate counts what it`,
         'drained by then. The publisher acknowledges at once. Bare: one loop of `FOR UPDATE SKIP LOCKED` batches of 100 in',
-        'position order, leased then marked (the two statements per batch a relay sends), with no per-aggregate order.',
+        'position order, leased then marked (the two statements per batch a relay sends, committed as the relay commits them:',
+        '`synchronous_commit` off for their own transaction), with no per-aggregate order.',
       ].join('\n'),
     );
     const claims: (string | number)[][] = [];
@@ -89,7 +90,7 @@ export async function runOutboxDrainSuite(redis: PrivateRedis, options: BenchOpt
       }
       claims.push([aggregatesLabel(aggregates), formatMs(times[0]!), formatMs(times[1]!), formatRatio(times[1]! / times[0]!)]);
     }
-    await pool.query(`TRUNCATE ${SCHEMA}.oncely_outbox, ${SCHEMA}.oncely_outbox_sequences, ${SCHEMA}.oncely_inbox`);
+    await pool.query(`TRUNCATE ${SCHEMA}.oncely_outbox, ${SCHEMA}.oncely_outbox_sequences, ${SCHEMA}.oncely_outbox_aggregates, ${SCHEMA}.oncely_inbox`);
     const e2eEvents = Math.round((OFFERED_PER_SEC * options.drainE2eMs) / 1_000);
     const runId = `drain${Date.now().toString(36)}`;
     const stages = pipelineStages();
@@ -138,7 +139,7 @@ export async function runOutboxDrainSuite(redis: PrivateRedis, options: BenchOpt
           breakdown.stages.map((stage) => [stage.name, formatMs(stage.p50), formatMs(stage.p99)]),
         ),
         '',
-        `Each event stamped as it passes (app clock; the enqueue statement by the database clock). The relay ran ${breakdown.claims} claims`,
+        `Each event stamped as it passes (app clock, to the µs; the enqueue statement by the database clock, which the outbox rounds down to the ms, so the first and last rows read up to 1 ms high). The relay ran ${breakdown.claims} claims`,
         `(${breakdown.emptyClaims} empty, ${breakdown.eventsPerClaim.toFixed(1)} events each on average) and ${breakdown.idleWaits} idle waits (median ${formatMs(breakdown.idleWaitP50)} ms).`,
       ].join('\n'),
     );

@@ -5,6 +5,7 @@ import { partitionOf, type RedisStreamConsumer, redisStreamConsumer, redisStream
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import { latencyRecorder } from '../harness/latency-recorder.js';
+import { preciseNow } from '../harness/precise-clock.js';
 import { consumersOf } from './consumer-set.js';
 import type { PipelineStages } from './pipeline-stages.js';
 
@@ -120,7 +121,7 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
       duplicates++;
       return;
     }
-    lastAppliedAt = Date.now();
+    lastAppliedAt = preciseNow();
     applyLag.record(lastAppliedAt - event.createdAt.getTime());
     if (++appliedCount === options.events) allApplied();
   };
@@ -157,14 +158,14 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
 
   const stopConsumers = await transport.startConsumers(handle, (failure) => failures.push(failure), options.batchedInbox ? handleBatch : undefined);
   for (const relay of relays) relay.start();
-  const started = Date.now();
+  const started = preciseNow();
   try {
     let next = 0;
     await Promise.all(
       Array.from({ length: options.producers }, async () => {
         while (next < options.events) {
           const n = next++;
-          const wait = options.ratePerSec === undefined ? 0 : started + (n * 1_000) / options.ratePerSec - Date.now();
+          const wait = options.ratePerSec === undefined ? 0 : started + (n * 1_000) / options.ratePerSec - preciseNow();
           if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
           const event = await driver.transaction(async (tx) => {
             const enqueued = await outbox.enqueue(tx, {

@@ -29,7 +29,7 @@ export async function resetTables(pool: pg.Pool, schema = SCHEMA): Promise<void>
 }
 
 export const emptyTables = (pool: pg.Pool, schema = SCHEMA) =>
-  pool.query(`TRUNCATE ${schema}.oncely_outbox, ${schema}.oncely_outbox_sequences, ${schema}.oncely_inbox, ${schema}.applied`);
+  pool.query(`TRUNCATE ${schema}.oncely_outbox, ${schema}.oncely_outbox_sequences, ${schema}.oncely_outbox_aggregates, ${schema}.oncely_inbox, ${schema}.applied`);
 
 /**
  * The transactional outbox end to end: enqueue in PostgreSQL, relay to Redis Streams, apply through

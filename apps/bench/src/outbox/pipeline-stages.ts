@@ -1,7 +1,11 @@
 import type { InboxOutcome, OutboxEvent, OutboxSource, Publisher } from '@oncely/core/adapter';
+import { preciseNow } from '../harness/precise-clock.js';
 import { quantileSorted } from '../harness/stats.js';
 
-/** The moments of one event on its way (epoch ms, app clock; `created` is the enqueue statement's, database clock). */
+/**
+ * The moments of one event on its way (epoch ms with a fraction, app clock; `created` is the enqueue
+ * statement's, database clock, which the outbox reports rounded down to the millisecond).
+ */
 interface EventMoments {
   created: number;
   enqueued?: number;
@@ -52,7 +56,7 @@ export function pipelineStages() {
   let emptyClaims = 0;
   let claimedEvents = 0;
 
-  const stamp = (eventIds: Iterable<string>, key: keyof EventMoments, value = Date.now()) => {
+  const stamp = (eventIds: Iterable<string>, key: keyof EventMoments, value = preciseNow()) => {
     for (const id of eventIds) {
       const m = at(id);
       if (m && m[key] === undefined) m[key] = value;
@@ -62,7 +66,7 @@ export function pipelineStages() {
   return {
     /** When `enqueue` resolved, inside the producer's transaction. */
     enqueued(event: OutboxEvent) {
-      moments.set(event.eventId, { created: event.createdAt.getTime(), enqueued: Date.now() });
+      moments.set(event.eventId, { created: event.createdAt.getTime(), enqueued: preciseNow() });
     },
     /** After the producer's commit resolved. */
     committed(event: OutboxEvent) {
@@ -72,7 +76,7 @@ export function pipelineStages() {
       const wrapped: OutboxSource = {
         ...source,
         claim: async (input) => {
-          const started = Date.now();
+          const started = preciseNow();
           const events = await source.claim(input);
           claims++;
           if (events.length === 0) emptyClaims++;
@@ -93,9 +97,9 @@ export function pipelineStages() {
           const wakeUp = await subscribe();
           return {
             wait: async (timeoutMs, signal) => {
-              const started = Date.now();
+              const started = preciseNow();
               await wakeUp.wait(timeoutMs, signal);
-              waits.push(Date.now() - started);
+              waits.push(preciseNow() - started);
             },
             close: () => wakeUp.close(),
           };

@@ -197,7 +197,11 @@ export function createRelay(options: RelayOptions): Relay {
       if (marked) {
         batch.published = published.length;
         const now = clock.now();
-        for (const event of published) emit({ type: 'outbox_published', ...describe(event), lagMs: now - event.createdAt.getTime() });
+        // One literal per event, no spread: this runs for every event a relay publishes.
+        for (const event of published) {
+          const { eventId, aggregateType, eventType, attempt } = event;
+          emit({ type: 'outbox_published', eventId, aggregateType, eventType, attempt, lagMs: now - event.createdAt.getTime() });
+        }
       }
     }
     if (retries.length > 0) {

@@ -89,15 +89,24 @@ export function outboxStatements(tables: OutboxTables, notify: boolean): OutboxS
         ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE
           SET last_seq = coalesce($4::bigint, s.last_seq + 1)
           WHERE $4::bigint IS NULL OR s.last_seq < $4::bigint
-        RETURNING last_seq
+        -- xmax is 0 on a row this statement inserted: the aggregate's first event (or its numbering restarted).
+        RETURNING last_seq, xmax = 0 AS fresh
       ), inserted AS (
         INSERT INTO ${outbox} (event_id, aggregate_type, aggregate_id, aggregate_seq, event_type, payload, headers, created_at, next_attempt_at)
         SELECT $1, $2, $3, seq.last_seq, $5, $6::jsonb, $7::jsonb, statement_timestamp(), statement_timestamp() FROM seq
         RETURNING aggregate_seq::float8 AS aggregate_seq, floor(extract(epoch FROM created_at) * 1000)::float8 AS created_ms
       ), listed AS (
         -- Reads seq, so it runs once the sequence row is locked; DO NOTHING takes no lock on an existing row.
-        INSERT INTO ${aggregates} (aggregate_type, aggregate_id) SELECT $2, $3 FROM seq
+        -- A missing row means nothing of the aggregate was unpublished: the claim may start at this event.
+        INSERT INTO ${aggregates} (aggregate_type, aggregate_id, published_seq) SELECT $2, $3, seq.last_seq - 1 FROM seq
+        WHERE NOT seq.fresh
         ON CONFLICT DO NOTHING
+      ), renumbered AS (
+        -- A first sequence: a row already there outlived its numbering (the sequences were emptied
+        -- without it), and its bound must not hide the new events.
+        INSERT INTO ${aggregates} (aggregate_type, aggregate_id, published_seq) SELECT $2, $3, seq.last_seq - 1 FROM seq
+        WHERE seq.fresh
+        ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE SET published_seq = excluded.published_seq, claimable_at = statement_timestamp(), lease_owner = NULL
       )
       SELECT inserted.*${notification} FROM inserted`,
     claim: sql`SELECT ${eventColumns(o)} FROM ${claim}($1, $2, $3::float8) o`,
