@@ -69,7 +69,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     outboxEvents: quick ? 500 : 5_000,
     drainEvents: quick ? 10_000 : 100_000,
     drainCapMs: quick ? 5_000 : 15_000,
-    drainRounds: 1,
+    drainRounds: quick ? 1 : 3,
     drainE2eMs: quick ? 3_000 : 10_000,
     suites: SUITES.filter((suite) => suites.includes(suite)),
     redisPort: Number(env.BENCH_REDIS_PORT ?? 7201),
