@@ -9,7 +9,7 @@ import {
   type TransactionClaim,
   toStorageError,
 } from '@oncely/core/adapter';
-import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
+import type { PostgresDb, PostgresTx, TxOf } from '../driver/postgres-db.js';
 import { endedConnection, type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
 import { prepared } from '../sql/prepared.js';
 import { isConnectionLost, isLockTimeout, isRetryableConflict } from '../driver/sql-state.js';
@@ -17,15 +17,16 @@ import { qualifiedName } from '../identifiers/identifier.js';
 import { postgresFlows } from './postgres-flows.js';
 import { type ClaimRow, claimAnswer, type RecordRow, responseParams, scopeParams, toRecord } from './record.js';
 import { storeStatements } from '../sql/statements.js';
+import { pipelinedTransaction } from './pipelined-transaction.js';
 import { type ScriptedStore, scriptedTransaction, type TransactionPhase } from './scripted-transaction.js';
 
 /** The table `migrate()` creates unless told otherwise. */
 export const DEFAULT_TABLE = 'oncely_idempotency';
 
 /** Options of {@link postgresStore}. */
-export interface PostgresStoreOptions extends SqlDriverOptions {
-  /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the store never closes it. */
-  readonly db: PostgresDb;
+export interface PostgresStoreOptions<Db extends PostgresDb = PostgresDb> extends SqlDriverOptions {
+  /** A `pg.Pool`, a connected `pg.Client`, a postgres.js `sql` or a PGlite instance; the store never closes it. */
+  readonly db: Db;
   /** Table of idempotency records (default `oncely_idempotency`); letters, digits and `_`. */
   readonly table?: string;
   /** Schema of that table (default `public`); letters, digits and `_`. */
@@ -38,9 +39,12 @@ export interface PostgresStoreOptions extends SqlDriverOptions {
   readonly lockTimeoutMs?: number;
 }
 
-/** A PostgreSQL idempotency store: lease mode (`run`), transactional mode (`runInTransaction`) and flows (`flow`). */
-export interface PostgresStore extends TransactionalStore<PostgresTx>, Omit<FlowStore<PostgresTx>, 'capabilities'> {
-  readonly capabilities: TransactionalStore<PostgresTx>['capabilities'] & { readonly flows: true };
+/**
+ * A PostgreSQL idempotency store: lease mode (`run`), transactional mode (`runInTransaction`) and
+ * flows (`flow`). `Tx` is the handler's `tx`: postgres.js's own `sql` on a postgres.js database.
+ */
+export interface PostgresStore<Tx extends PostgresTx = PostgresTx> extends TransactionalStore<Tx>, Omit<FlowStore<Tx>, 'capabilities'> {
+  readonly capabilities: TransactionalStore<Tx>['capabilities'] & { readonly flows: true };
   /** The quoted `"schema"."table"` the store reads and writes. */
   readonly table: string;
 }
@@ -56,7 +60,7 @@ const lockTimeoutSetting = (ms: number | undefined): string | null =>
  * Creates the PostgreSQL store. Run {@link migrate} (or the shipped SQL) first. Every method is one
  * statement; failures become `StorageError`s, and nothing runs without a claim.
  */
-export function postgresStore(options: PostgresStoreOptions): PostgresStore {
+export function postgresStore<Db extends PostgresDb>(options: PostgresStoreOptions<Db>): PostgresStore<TxOf<Db>> {
   const driver = sqlDriver(options.db, options);
   const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_TABLE);
   const lockTimeout = lockTimeoutSetting(options.lockTimeoutMs);
@@ -80,7 +84,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     return storage(operation, async () => ((await driver.query(text, params)).rows.length === 1 ? 'ok' : 'fence_lost'));
   }
 
-  return {
+  const store: PostgresStore = {
     name: NAME,
     table,
     capabilities: { transactions: true, nativeTtl: false, flows: true },
@@ -127,8 +131,9 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
           phase = now;
         };
         try {
-          const { session } = driver;
+          const { session, reserve } = driver;
           if (session) return await session((held) => scriptedTransaction(held, scripted, input, work, at));
+          if (reserve) return await reserve((held) => pipelinedTransaction(held, scripted, input, work, at));
           phase = 'claim';
           // PGlite, a replay in one call: a completed live record answers exactly as the claim would, so no transaction opens.
           const [found] = (await driver.query<RecordRow>(sql.get, scopeParams(input.scope))).rows;
@@ -181,4 +186,6 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     // The store opened nothing: the pool or PGlite instance belongs to the caller.
     close: async () => undefined,
   };
+  // On postgres.js the tx handed to work is postgres.js's own sql (driver/postgresjs-driver.ts), as TxOf says.
+  return store as unknown as PostgresStore<TxOf<Db>>;
 }
