@@ -36,6 +36,21 @@ function closedError(cause: unknown): Error {
   });
 }
 
+/** How long a failed transaction waits for postgres.js to notice its connection closed. */
+const CLOSE_WAIT_MS = 2_000;
+
+/** Resolves when `promise` does or after `ms`, whichever is first; the timer never holds the process open. */
+function settled(promise: Promise<void>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref?.();
+    void promise.then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 /**
  * Reserves a connection of `sql` for `use`. postgres.js never says when a reserved connection
  * closes, and a query sent on a closed one crashes the process (it writes to a null socket), so
@@ -48,9 +63,14 @@ async function reserved<T>(sql: PostgresJsLike, prepare: boolean, use: (session:
   const watch: ConnectionWatch = {};
   const reservation: PostgresJsReservedLike = await sql.reserve();
   let open = true;
+  let closed: () => void = () => undefined;
+  const closing = new Promise<void>((resolve) => {
+    closed = resolve;
+  });
   const onclose = (error: unknown) => {
     watch.lost ??= closedError(error);
     if (connectionOf.current) preparedOn(connectionOf.current).clear();
+    closed();
   };
   const onexecute = (connection: PostgresJsConnectionLike) => {
     if (connectionOf.current === undefined) {
@@ -140,6 +160,9 @@ async function reserved<T>(sql: PostgresJsLike, prepare: boolean, use: (session:
     return await use(session);
   } finally {
     open = false;
+    // A statement can fail on a dying socket before postgres.js has seen it close: a reserve() made
+    // in between (the caller's retry) is lost by postgres.js and never resolves, so wait for the close.
+    if (watch.lost !== undefined && connectionOf.current?.onclose === onclose) await settled(closing, CLOSE_WAIT_MS);
     if (connectionOf.current?.onclose === onclose) connectionOf.current.onclose = null;
     if (watch.lost === undefined) reservation.release();
   }
