@@ -147,6 +147,7 @@ async function reserved<T>(sql: PostgresJsLike, prepare: boolean, use: (session:
         return Promise.resolve({ results: [], error });
       }
     },
+    prepares: prepare,
     get prepared() {
       return connectionOf.current ? preparedOn(connectionOf.current) : new Set<string>();
     },

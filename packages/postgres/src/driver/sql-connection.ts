@@ -65,6 +65,8 @@ export interface PostgresJsSession {
   pipeline(first: string, next: (prepared: Set<string>) => string): Promise<readonly [MessageOutcome, MessageOutcome]>;
   /** Sends `text` as one message. */
   script(text: string): Promise<MessageOutcome>;
+  /** Whether oncely may `PREPARE` its statements on this connection: off when the instance says `prepare: false`. */
+  readonly prepares: boolean;
   /** Names of oncely's statements `PREPARE`d on this connection (empty until the first message found it). */
   readonly prepared: Set<string>;
   /** The handler's handle: postgres.js's own `sql` on this connection, plus `query` and `exec`; refuses SQL once `closeTx` is called. */

@@ -48,13 +48,14 @@ async function readClaimAndBegin(session: PostgresJsSession, store: ScriptedStor
   const unbounded = [...scope, input.fingerprint, input.token, input.leaseMs, input.retentionMs];
   const [claim, claimArgs] = store.lockTimeout === null ? [sql.claim, unbounded] : [sql.claimBounded, [...unbounded, store.lockTimeout]];
   const read = invocation(sql.get, scope);
+  const prepare = store.prepare && session.prepares;
   for (let attempt = 1; attempt <= store.attempts; attempt++) {
     let preparing: { readonly name: string; readonly text: string }[] = [];
     let tracked = new Set<string>();
     const [found, claimed] = await session.pipeline(read, (prepared) => {
       tracked = prepared;
-      preparing = store.prepare ? [claim, sql.claimed, sql.saveOrFail].filter((text) => !prepared.has(sessionName(text) ?? '')).map(preparation) : [];
-      const ready = store.prepare ? new Set([...prepared, ...preparing.map((p) => p.name)]) : undefined;
+      preparing = prepare ? [claim, sql.claimed, sql.saveOrFail].filter((text) => !prepared.has(sessionName(text) ?? '')).map(preparation) : [];
+      const ready = prepare ? new Set([...prepared, ...preparing.map((p) => p.name)]) : undefined;
       return [
         ...preparing.map((p) => p.text),
         invocation(claim, claimArgs, ready),
@@ -162,7 +163,7 @@ export async function pipelinedTransaction<T>(
       ...(responseParams(decision.response) as LiteralValue[]),
       decision.retentionMs,
     ];
-    text = `${invocation(store.sql.saveOrFail, args, store.prepare ? session.prepared : undefined)};\nCOMMIT`;
+    text = `${invocation(store.sql.saveOrFail, args, store.prepare && session.prepares ? session.prepared : undefined)};\nCOMMIT`;
   } catch (error) {
     await rollback(session);
     throw error;
