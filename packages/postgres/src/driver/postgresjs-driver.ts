@@ -6,6 +6,7 @@ import type {
   PostgresJsReservedLike,
   PostgresJsResultLike,
   PostgresJsSqlLike,
+  PostgresTx,
   SqlResult,
 } from './postgres-db.js';
 import type { ConnectionWatch, MessageOutcome, PostgresJsSession, SqlConnection, SqlDriver, TransactionEnd } from './sql-connection.js';
@@ -239,8 +240,18 @@ export const isPostgresJs = (db: unknown): db is PostgresJsLike =>
 /** A postgres.js `sql` the caller holds (its own `sql.begin` transaction, or oncely's tx): a function with `unsafe`. */
 export const isPostgresJsSql = (tx: unknown): tx is PostgresJsSqlLike => isFunction(tx) && isFunction((tx as PostgresJsSqlLike).unsafe);
 
+/**
+ * The transaction handle a caller passes (to `outbox.enqueue`, `inbox.process`) as oncely writes
+ * through it: anything with `query` as it is (`pg`, PGlite, oncely's own tx), a postgres.js `sql`
+ * (say its own `sql.begin` transaction) through `unsafe`; undefined for anything else.
+ */
+export function writableTx(tx: unknown): PostgresTx | undefined {
+  if (typeof (tx as PostgresTx | null | undefined)?.query === 'function') return tx as PostgresTx;
+  return isPostgresJsSql(tx) ? postgresJsTx(tx) : undefined;
+}
+
 /** A postgres.js `sql` the caller passes as a transaction handle, seen as oncely's `query(text, params)`. */
-export function postgresJsTx(tx: PostgresJsSqlLike): SqlConnection {
+function postgresJsTx(tx: PostgresJsSqlLike): SqlConnection {
   return {
     query: async <R>(text: string, params?: readonly unknown[]) => toSqlResult<R>(await tx.unsafe(text, params ? [...params] : [], { prepare: true })),
     exec: async (script) => {

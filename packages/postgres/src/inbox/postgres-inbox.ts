@@ -10,7 +10,8 @@ import {
   storageGuard,
   storageTransaction,
 } from '@oncely/core/adapter';
-import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
+import type { PostgresDb, PostgresJsSqlLike, PostgresTx } from '../driver/postgres-db.js';
+import { writableTx } from '../driver/postgresjs-driver.js';
 import { type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
 import { prepared } from '../sql/prepared.js';
 import { qualifiedName, type QuotedIdentifier } from '../identifiers/identifier.js';
@@ -44,7 +45,7 @@ export interface PostgresInbox extends Inbox<PostgresTx> {
    * event again. A concurrent delivery of the same event waits on the primary key, then sees
    * `duplicate` if the first one committed.
    */
-  process(tx: PostgresTx, input: InboxInput, fn: (tx: PostgresTx) => Promise<unknown>): Promise<InboxOutcome>;
+  process<Tx extends PostgresTx | PostgresJsSqlLike>(tx: Tx, input: InboxInput, fn: (tx: Tx) => Promise<unknown>): Promise<InboxOutcome>;
   /** {@link process} in a transaction of its own on `db`: commits when `fn` resolves, rolls back when it throws. */
   run(input: InboxInput, fn: (tx: PostgresTx) => Promise<unknown>): Promise<InboxOutcome>;
   /**
@@ -92,12 +93,13 @@ export function postgresInbox(options: PostgresInboxOptions): PostgresInbox {
   const storageCall = storageGuard('postgres');
   const emit = eventEmitter<InboxEvent>(options.onEvent, options.clock ?? systemClock);
 
-  async function process(tx: PostgresTx, input: InboxInput, fn: (tx: PostgresTx) => Promise<unknown>): Promise<InboxOutcome> {
+  async function process<Tx extends PostgresTx | PostgresJsSqlLike>(tx: Tx, input: InboxInput, fn: (tx: Tx) => Promise<unknown>): Promise<InboxOutcome> {
     assertInboxInput(input);
-    if (!tx || typeof tx.query !== 'function') {
+    const writer = writableTx(tx);
+    if (!writer) {
       throw new OncelyError('invalid_state', 'oncely/postgres: inbox.process needs the transaction handle (tx) to write in');
     }
-    const { rowCount } = await storageCall('inbox.process', () => tx.query(sql.record, [input.consumer, input.eventId]));
+    const { rowCount } = await storageCall('inbox.process', () => writer.query(sql.record, [input.consumer, input.eventId]));
     if (rowCount === 0) {
       // A safe emitter: a failing metrics sink must not turn a duplicate into a failure (and a redelivery loop).
       emit({ type: 'inbox_duplicate', consumer: input.consumer, eventId: input.eventId });

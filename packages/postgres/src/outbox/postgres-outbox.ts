@@ -9,7 +9,8 @@ import {
   storageGuard,
   toStorageError,
 } from '@oncely/core/adapter';
-import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
+import type { PostgresDb, PostgresJsSqlLike, PostgresTx } from '../driver/postgres-db.js';
+import { writableTx } from '../driver/postgresjs-driver.js';
 import { type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
 import { prepared } from '../sql/prepared.js';
 import { sqlState } from '../driver/sql-state.js';
@@ -57,7 +58,7 @@ export interface PostgresOutbox extends Outbox<PostgresTx> {
    * enqueue leaves `tx` aborted: roll it back. Pass the transaction, not the pool: on a pool or a
    * client outside a transaction the event would commit on its own.
    */
-  enqueue<P>(tx: PostgresTx, event: NewOutboxEvent<P>): Promise<OutboxEvent<P>>;
+  enqueue<P>(tx: PostgresTx | PostgresJsSqlLike, event: NewOutboxEvent<P>): Promise<OutboxEvent<P>>;
 }
 
 interface EnqueuedRow {
@@ -91,9 +92,10 @@ export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
   return {
     table,
     source: postgresSource(options.db, driver, sql, channel),
-    async enqueue<P>(tx: PostgresTx, input: NewOutboxEvent<P>): Promise<OutboxEvent<P>> {
+    async enqueue<P>(tx: PostgresTx | PostgresJsSqlLike, input: NewOutboxEvent<P>): Promise<OutboxEvent<P>> {
       const event = prepareOutboxEvent(input, captureTraceHeaders(await traceApi(options.trace)));
-      if (!tx || typeof tx.query !== 'function') {
+      const writer = writableTx(tx);
+      if (!writer) {
         throw new OncelyError('invalid_state', 'oncely/postgres: enqueue needs the transaction handle (tx) to write in');
       }
       const params = [
@@ -108,7 +110,7 @@ export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
       ];
       let rows: EnqueuedRow[];
       try {
-        ({ rows } = await tx.query<EnqueuedRow>(sql.enqueue, params));
+        ({ rows } = await writer.query<EnqueuedRow>(sql.enqueue, params));
       } catch (error) {
         throw enqueueError(error);
       }
