@@ -52,6 +52,31 @@ function settled(promise: Promise<void>, ms: number): Promise<void> {
   });
 }
 
+/** How long a reserve() may take before it is asked for again (see {@link reserveConnection}). */
+const RESERVE_RETRY_MS = 1_000;
+
+/**
+ * `sql.reserve()`, asked again when it has not resolved after {@link RESERVE_RETRY_MS}: postgres.js
+ * 3.4 loses a reservation that must open a connection without fetching types (`fetch_types: false`),
+ * or that was waiting when a connection closed (it hands the request to that connection's reconnect,
+ * which drops it), and it then never resolves. A late reservation is released at once.
+ */
+async function reserveConnection(sql: PostgresJsLike): Promise<PostgresJsReservedLike> {
+  for (;;) {
+    const asked = sql.reserve();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(resolve, RESERVE_RETRY_MS, undefined);
+    });
+    const reservation = await Promise.race([asked, late]).finally(() => clearTimeout(timer));
+    if (reservation) return reservation;
+    asked.then(
+      (unused) => unused.release(),
+      () => undefined,
+    );
+  }
+}
+
 /**
  * Reserves a connection of `sql` for `use`. postgres.js never says when a reserved connection
  * closes, and a query sent on a closed one crashes the process (it writes to a null socket), so
@@ -62,7 +87,7 @@ function settled(promise: Promise<void>, ms: number): Promise<void> {
 async function reserved<T>(sql: PostgresJsLike, prepare: boolean, use: (session: PostgresJsSession) => Promise<T>): Promise<T> {
   const connectionOf: { current?: PostgresJsConnectionLike } = {};
   const watch: ConnectionWatch = {};
-  const reservation: PostgresJsReservedLike = await sql.reserve();
+  const reservation = await reserveConnection(sql);
   let open = true;
   let closed: () => void = () => undefined;
   const closing = new Promise<void>((resolve) => {
@@ -83,9 +108,18 @@ async function reserved<T>(sql: PostgresJsLike, prepare: boolean, use: (session:
   const live = () => {
     if (watch.lost !== undefined) throw watch.lost;
   };
+  // postgres.js leaves a statement sent on a dying connection unsettled when the socket closes
+  // without an error event: oncely's own statements also settle when the connection's close is heard.
+  const untilClosed = <R>(sent: Promise<R>): Promise<R> =>
+    Promise.race([
+      sent,
+      closing.then(() => {
+        throw watch.lost;
+      }),
+    ]);
   const send = (text: string) => {
     live();
-    return reservation.unsafe(text, [], connectionOf.current ? {} : { onexecute });
+    return untilClosed(reservation.unsafe(text, [], connectionOf.current ? {} : { onexecute }));
   };
   const check = () => {
     if (!open) throw new OncelyError('invalid_state', 'oncely/postgres: this transaction has ended; use tx only while the handler runs');
@@ -93,11 +127,11 @@ async function reserved<T>(sql: PostgresJsLike, prepare: boolean, use: (session:
   };
   const query = async <R>(text: string, params?: readonly unknown[]) => {
     check();
-    return toSqlResult<R>(await reservation.unsafe(text, params ? [...params] : [], { prepare }));
+    return toSqlResult<R>(await untilClosed(reservation.unsafe(text, params ? [...params] : [], { prepare })));
   };
   const exec = async (script: string) => {
     check();
-    await reservation.unsafe(script);
+    await untilClosed(reservation.unsafe(script));
   };
   const tx = new Proxy(reservation, {
     apply(target, self, args) {
@@ -126,20 +160,24 @@ async function reserved<T>(sql: PostgresJsLike, prepare: boolean, use: (session:
       let second: Promise<MessageOutcome> | undefined;
       live();
       const firstMessage = settle(
-        reservation.unsafe(first, [], {
+        untilClosed(reservation.unsafe(first, [], {
           onexecute: (connection) => {
             onexecute(connection);
             // Issued before postgres.js flushes `first` (on setImmediate), so both leave in one write; a
             // microtask later, so nothing here throws inside postgres.js.
-            second = Promise.resolve().then(() => settle(send(next(preparedOn(connection)))));
+            second = Promise.resolve()
+              .then(() => settle(send(next(preparedOn(connection)))))
+              .catch((error: unknown) => ({ results: [], error }));
             return true;
           },
-        }),
+        })),
       );
       const one = await firstMessage;
       // postgres.js skips onexecute when the socket is backed up: then the second goes on its own.
-      second ??= Promise.resolve().then(() => settle(send(next(connectionOf.current ? preparedOn(connectionOf.current) : new Set()))));
-      return [one, await second.catch((error: unknown) => ({ results: [], error }))] as const;
+      second ??= Promise.resolve()
+        .then(() => settle(send(next(connectionOf.current ? preparedOn(connectionOf.current) : new Set()))))
+        .catch((error: unknown) => ({ results: [], error }));
+      return [one, await second] as const;
     },
     script: (text) => {
       try {
@@ -184,6 +222,7 @@ function transaction<T>(sql: PostgresJsLike, prepare: boolean, work: (tx: SqlCon
       if (session.watch.lost !== undefined) throw session.watch.lost;
     } catch (error) {
       session.closeTx();
+      if (isConnectionLost(error)) watchLost(session.watch, error);
       const rolledBack = await session.script('ROLLBACK');
       // A connection that cannot roll back is gone: the server rolls back; the work's own error is the answer.
       if (rolledBack.error !== undefined && !isConnectionLost(rolledBack.error)) throw rolledBack.error;

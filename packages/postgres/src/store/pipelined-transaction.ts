@@ -144,6 +144,8 @@ export async function pipelinedTransaction<T>(
     if (session.watch.lost !== undefined) throw session.watch.lost;
   } catch (error) {
     session.closeTx();
+    // A statement that failed with the connection gone needs no ROLLBACK: the server has rolled back.
+    if (isConnectionLost(error)) session.watch.lost ??= error;
     if (opened && session.watch.lost === undefined) await rollback(session);
     throw session.watch.lost ?? error;
   }
