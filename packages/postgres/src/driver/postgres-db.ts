@@ -106,7 +106,7 @@ export interface PostgresJsReservedLike extends PostgresJsSqlLike {
 export interface PostgresJsLike extends PostgresJsSqlLike {
   begin(...args: never[]): Promise<unknown>;
   reserve(): Promise<PostgresJsReservedLike>;
-  readonly options: { readonly prepare?: boolean };
+  readonly options: { readonly prepare?: boolean; readonly fetch_types?: boolean };
 }
 
 /**

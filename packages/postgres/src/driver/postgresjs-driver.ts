@@ -85,6 +85,10 @@ async function reserveConnection(sql: PostgresJsLike): Promise<PostgresJsReserve
  * it back to reconnect, and releasing it would queue work on a dead socket.
  */
 async function reserved<T>(sql: PostgresJsLike, prepare: boolean, use: (session: PostgresJsSession) => Promise<T>): Promise<T> {
+  if (sql.options?.fetch_types === false) {
+    // postgres.js 3.4 never resolves a reserve() that has to open a connection without fetching types.
+    throw new OncelyError('invalid_option', 'oncely/postgres: transactions on postgres.js need fetch_types: true (postgres.js cannot reserve a connection without it)');
+  }
   const connectionOf: { current?: PostgresJsConnectionLike } = {};
   const watch: ConnectionWatch = {};
   const reservation = await reserveConnection(sql);

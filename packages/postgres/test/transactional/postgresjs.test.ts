@@ -113,6 +113,16 @@ describe('postgres.js: prepared statements', () => {
   });
 });
 
+describe('postgres.js: fetch_types: false', () => {
+  it('transactions refuse the instance with invalid_option (postgres.js would never reserve a connection); lease mode runs', async () => {
+    const sql = sqlFor({ fetch_types: false, max: 2 });
+    const engine = createIdempotency({ store: postgresStore({ db: sql, schema }) });
+    const request = { tenant: 'acme', operation: 'charges.create.v1', key: uniqueKey('types'), request: {} };
+    await expect(engine.runInTransaction(request, async () => ({ status: 201 }))).rejects.toMatchObject({ code: 'invalid_option' });
+    expect((await engine.run(request, async () => ({ status: 201 }))).kind).toBe('executed');
+  });
+});
+
 describe('postgres.js: transactional mode under concurrency', () => {
   it('a concurrent duplicate waits on the key, then replays the committed result', async () => {
     const { request, second, inside, proceed, held, books, account } = await race('oncely-pgjs-waiter');
