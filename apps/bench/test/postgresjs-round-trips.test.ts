@@ -32,7 +32,7 @@ async function traffic(work: () => Promise<unknown>) {
   return { roundTrips: after.roundTrips - before.roundTrips, requests: after.requests - before.requests };
 }
 
-const insert = (tx: postgres.Sql, id: string) => tx`INSERT INTO ${tx(schema)}.payments (id, amount) VALUES (${id}, ${10})`;
+const insert = (tx: postgres.ISql, id: string) => tx`INSERT INTO ${tx(schema)}.payments (id, amount) VALUES (${id}, ${10})`;
 
 describe('oncely on postgres.js, counted on the wire', () => {
   it('a transactional first request takes the bare sql.begin transaction round trips; a replay takes one and opens no transaction', async () => {
