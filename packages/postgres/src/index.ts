@@ -8,8 +8,11 @@ export type {
   PgPoolLike,
   PgQueryResultLike,
   PostgresDb,
+  PostgresJsLike,
+  PostgresJsSqlLike,
   PostgresTx,
   SqlResult,
+  TxOf,
 } from './driver/postgres-db.js';
 export { type SqlConnection, type SqlDriver, type SqlDriverOptions, sqlDriver, type TransactionEnd } from './driver/sql-driver.js';
 export { MAX_IDENTIFIER_BYTES, qualifiedName, type QuotedIdentifier, quoteIdentifier } from './identifiers/identifier.js';

@@ -1,9 +1,11 @@
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import postgres from 'postgres';
 import { type PgRoundTripProxy, startPgRoundTripProxy } from '../servers/pg-round-trip-proxy.js';
-import { pgliteTransaction, pgTransaction } from './business-transaction.js';
+import { pgliteTransaction, pgTransaction, postgresJsTransaction } from './business-transaction.js';
 import type { TrafficCounter } from './count-round-trips.js';
 import type { DatabaseHandles } from './contenders.js';
+import type { Queryable } from './raw-lease.js';
 import { countingPglite } from './pglite-call-counter.js';
 import { ONCELY_TABLE, PAYMENTS, RAW_TABLE, resetSchema, SCHEMA } from './schema.js';
 
@@ -48,7 +50,7 @@ export async function pgBackend(databaseUrl: string, poolSize: number): Promise<
   const countedHandles = countedPool;
   return {
     label: 'pg',
-    countedBy: 'a TCP proxy in front of PostgreSQL counting protocol messages: `Query` + `Sync` = round trips, `Query` + `Execute` = statements',
+    countedBy: 'a TCP proxy in front of PostgreSQL: round trips are the times the client waited (`pg` sends one request at a time), statements are `Query` + `Execute` messages',
     timed: { db: pool, raw: pool, transaction: pgTransaction(pool) },
     counted: { db: countedHandles, raw: countedHandles, transaction: pgTransaction(countedHandles) },
     counter: () => counting.traffic(),
@@ -61,6 +63,49 @@ export async function pgBackend(databaseUrl: string, poolSize: number): Promise<
       await countedHandles.end();
       await counting.close();
       await pool.end();
+    },
+  };
+}
+
+/** postgres.js's statements through `unsafe`, prepared as its tagged templates are. */
+const postgresJsQueryable = (sql: postgres.Sql): Queryable => ({
+  query: async (text, params) => ({ rows: await sql.unsafe(text, (params ?? []) as postgres.ParameterOrJSON<never>[], { prepare: true }) }),
+});
+
+/** The shared PostgreSQL server through postgres.js: an instance for timing, a second behind the counting proxy. */
+export async function postgresJsBackend(databaseUrl: string, poolSize: number): Promise<Backend> {
+  const quiet = { onnotice: () => undefined };
+  const sql = postgres(databaseUrl, { max: poolSize, ...quiet });
+  let proxy: PgRoundTripProxy | undefined;
+  let counted: postgres.Sql | undefined;
+  try {
+    await resetSchema(sql, (statement) => sql.unsafe(statement));
+    proxy = await startPgRoundTripProxy(databaseUrl);
+    counted = postgres(proxy.url, { max: 2, ...quiet });
+  } catch (error) {
+    await counted?.end();
+    await proxy?.close();
+    await sql.end();
+    throw error;
+  }
+  const counting = proxy;
+  const countedSql = counted;
+  return {
+    label: 'postgres.js',
+    countedBy:
+      'a TCP proxy in front of PostgreSQL: round trips are the times the client waited (requests written together, pipelined, are one), statements are `Query` + `Execute` messages',
+    timed: { db: sql, raw: postgresJsQueryable(sql), transaction: postgresJsTransaction(sql) },
+    counted: { db: countedSql, raw: postgresJsQueryable(countedSql), transaction: postgresJsTransaction(countedSql) },
+    counter: () => counting.traffic(),
+    concurrencies: [1, 32],
+    truncate: async () => {
+      await sql.unsafe(TRUNCATE);
+    },
+    paymentRows: async (prefix) => (await sql.unsafe<{ n: number }[]>(COUNT_PAYMENTS, [prefix]))[0]!.n,
+    async close() {
+      await countedSql.end();
+      await counting.close();
+      await sql.end();
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
+import type postgres from 'postgres';
 import type { Operations } from '../subjects/operations.js';
 import type { PaymentEffect } from '../subjects/payment-effect.js';
 import type { PaymentResponse } from '../subjects/subject.js';
@@ -35,6 +36,13 @@ export function pgTransaction(pool: pg.Pool): RunTransaction {
     } finally {
       client.release();
     }
+  };
+}
+
+/** postgres.js's own `sql.begin`: BEGIN, the work, COMMIT, each waited on. */
+export function postgresJsTransaction(sql: postgres.Sql): RunTransaction {
+  return async (work) => {
+    await sql.begin((tx) => work((text, params) => tx.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true })));
   };
 }
 

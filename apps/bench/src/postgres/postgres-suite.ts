@@ -8,7 +8,7 @@ import { throughputTable } from '../harness/throughput-table.js';
 import { firstRequestContender, replayContender, seedKeys } from '../harness/workload-runs.js';
 import type { Operations } from '../subjects/operations.js';
 import { paymentEffect } from '../subjects/payment-effect.js';
-import { type Backend, pgBackend, pgliteBackend } from './backends.js';
+import { type Backend, pgBackend, pgliteBackend, postgresJsBackend } from './backends.js';
 import { ensureBenchDatabase } from './bench-database.js';
 import { postgresContenders } from './contenders.js';
 import { countRoundTrips, type PerOperation } from './count-round-trips.js';
@@ -16,13 +16,13 @@ import { countRoundTrips, type PerOperation } from './count-round-trips.js';
 const POOL_SIZE = 16;
 
 /**
- * oncely on PostgreSQL (shared server, own database) and PGlite: lease mode against the raw driver
+ * oncely on PostgreSQL (shared server, own database; through pg and postgres.js) and PGlite: lease mode against the raw driver
  * running the same statements, transactional mode with and without oncely around the same business
  * transaction, round trips counted, and the race.
  */
 export async function runPostgresSuite(options: BenchOptions, report: Report): Promise<void> {
   const url = await ensureBenchDatabase(options.databaseUrl);
-  for (const open of [() => pgBackend(url, POOL_SIZE), () => pgliteBackend()]) {
+  for (const open of [() => pgBackend(url, POOL_SIZE), () => postgresJsBackend(url, POOL_SIZE), () => pgliteBackend()]) {
     const backend = await open();
     try {
       await benchBackend(backend, options, report);

@@ -3,8 +3,13 @@ import { createConnection, createServer, type Socket } from 'node:net';
 
 /** Client-to-server traffic counted by the proxy. */
 export interface PgTraffic {
-  /** Requests the client waited on: simple `Query` messages plus extended-protocol `Sync` messages. */
+  /**
+   * Times the client waited on the server: a burst of messages holding a `Query`, `Sync` or `Flush`
+   * that the client sent after the server last spoke. Pipelined requests written together are one.
+   */
   readonly roundTrips: number;
+  /** Requests sent, waited on or pipelined: simple `Query` messages plus extended-protocol `Sync` messages. */
+  readonly requests: number;
   /** Statements sent: simple `Query` messages plus extended-protocol `Execute` messages. */
   readonly statements: number;
 }
@@ -57,21 +62,35 @@ export async function startPgRoundTripProxy(targetUrl: string, listenPort = 0): 
   const targetHost = target.hostname || '127.0.0.1';
   const targetPort = Number(target.port || 5432);
   let roundTrips = 0;
+  let requests = 0;
   let statements = 0;
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
     const upstream = createConnection({ host: targetHost, port: targetPort });
     sockets.add(client);
     sockets.add(upstream);
+    // Whether the server has spoken since the client last waited: the next request starts a round trip.
+    let answered = true;
+    const waited = () => {
+      if (answered) roundTrips++;
+      answered = false;
+    };
     const count = frontendMessageCounter((type) => {
       if (type === 'Q') {
-        roundTrips++;
+        waited();
+        requests++;
         statements++;
       } else if (type === 'S') {
-        roundTrips++;
+        waited();
+        requests++;
+      } else if (type === 'H') {
+        waited();
       } else if (type === 'E') {
         statements++;
       }
+    });
+    upstream.on('data', () => {
+      answered = true;
     });
     client.on('data', (chunk: Buffer) => {
       count(chunk);
@@ -98,7 +117,7 @@ export async function startPgRoundTripProxy(targetUrl: string, listenPort = 0): 
   routed.port = String(address.port);
   return {
     url: routed.toString(),
-    traffic: () => ({ roundTrips, statements }),
+    traffic: () => ({ roundTrips, requests, statements }),
     async close() {
       for (const socket of sockets) socket.destroy();
       server.close();

@@ -70,9 +70,55 @@ export interface PGliteLike {
   transaction<T>(callback: (tx: PGliteTransactionLike) => Promise<T>): Promise<T>;
 }
 
+/** What a postgres.js query resolves to (only the fields oncely reads): rows, with the statement's count. */
+export interface PostgresJsResultLike extends ReadonlyArray<unknown> {
+  readonly count: number | null;
+  readonly command?: string;
+}
+
+/** What postgres.js's `unsafe` takes besides text and parameters (`onexecute` is how its own `begin` finds its connection). */
+export interface PostgresJsQueryOptions {
+  readonly prepare?: boolean;
+  readonly onexecute?: (connection: PostgresJsConnectionLike) => unknown;
+}
+
+/** postgres.js's connection object, as `onexecute` hands it over: oncely only listens for its close. */
+export interface PostgresJsConnectionLike {
+  onclose?: ((error: unknown) => void) | null;
+}
+
+/** The part of a postgres.js `sql` (or a reserved or transaction `sql`) oncely calls. */
+export interface PostgresJsSqlLike {
+  // biome-ignore lint/suspicious/noExplicitAny: postgres.js's tagged-template signature, whatever the caller's types.
+  (...args: any[]): unknown;
+  unsafe(text: string, params?: unknown[], options?: PostgresJsQueryOptions): Promise<PostgresJsResultLike | PostgresJsResultLike[]>;
+}
+
+/** A reserved postgres.js connection (`await sql.reserve()`). */
+export interface PostgresJsReservedLike extends PostgresJsSqlLike {
+  release(): void;
+}
+
+/**
+ * A postgres.js instance (`postgres()` from the `postgres` package): a pool of connections, told
+ * apart by being a function with `begin`, `unsafe` and `reserve`.
+ */
+export interface PostgresJsLike extends PostgresJsSqlLike {
+  begin(...args: never[]): Promise<unknown>;
+  reserve(): Promise<PostgresJsReservedLike>;
+  readonly options: { readonly prepare?: boolean; readonly fetch_types?: boolean };
+}
+
 /**
  * The database oncely is given: a `pg.Pool` (recommended for servers), a connected `pg.Client`
- * (statements and transactions are serialized on its one connection) or a PGlite instance. Told
- * apart by shape, so neither driver is imported.
+ * (statements and transactions are serialized on its one connection), a postgres.js `sql` or a
+ * PGlite instance. Told apart by shape, so no driver is imported.
  */
-export type PostgresDb = PgPoolLike | PgClientLike | PGliteLike;
+export type PostgresDb = PgPoolLike | PgClientLike | PGliteLike | PostgresJsLike;
+
+/**
+ * The handler's `tx` (and the outbox's and inbox's) for a database `Db`: postgres.js's own `sql`
+ * on the transaction's connection when `Db` is a postgres.js instance, so tagged-template SQL
+ * works; `PostgresTx` for `pg` and PGlite.
+ */
+export type TxOf<Db> = Db extends PostgresJsLike ? Db & PostgresTx : PostgresTx;

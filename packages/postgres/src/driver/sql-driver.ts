@@ -3,7 +3,9 @@ import { preparedName } from '../sql/prepared.js';
 import { checkout } from './checkout.js';
 import { isConnectionLost, sqlState } from './sql-state.js';
 import { type Mutex, mutex } from './mutex.js';
-import { PgScript, type ScriptOutcome } from './script.js';
+import { PgScript } from './script.js';
+import { isPostgresJs, postgresJsDriver } from './postgresjs-driver.js';
+import type { ConnectionWatch, PgSession, SqlConnection, SqlDriver, TransactionEnd } from './sql-connection.js';
 import { preparedOn } from './prepared-on.js';
 import { pgliteStatements } from './pglite-statements.js';
 import type {
@@ -14,62 +16,19 @@ import type {
   PgPoolLike,
   PgQueryResultLike,
   PostgresDb,
-  PostgresTx,
   SqlResult,
 } from './postgres-db.js';
 
-/** A connection inside a transaction; `exec` runs a parameterless script of several statements. */
-export interface SqlConnection extends PostgresTx {
-  exec(script: string): Promise<void>;
-}
+export type { ConnectionWatch, PgSession, PostgresJsSession, SqlConnection, SqlDriver, TransactionEnd } from './sql-connection.js';
 
-/** What transaction work decides: commit or roll back, and the value to return either way. */
-export interface TransactionEnd<T> {
-  readonly action: 'commit' | 'rollback';
-  readonly value: T;
-}
-
-/**
- * One `pg` connection held for a transaction that oncely drives with simple-protocol messages: the
- * claim travels with BEGIN, the saved outcome with COMMIT.
- */
-export interface PgSession {
-  /** Names of oncely's statements `PREPARE`d on this connection, shared by every driver object over it. */
-  readonly prepared: Set<string>;
-  /** Sends `text` as one message; resolves with what each statement did, rejects only when the connection is gone. */
-  script(text: string): Promise<ScriptOutcome>;
-  /** The handler's handle; refuses SQL once `closeTx` is called, and records a lost connection in `watch`. */
-  readonly tx: SqlConnection;
-  closeTx(): void;
-  readonly watch: ConnectionWatch;
-  /** The connection's state is unknown (a failed COMMIT or ROLLBACK): a pool destroys it instead of reusing it. */
-  broken(error: unknown): void;
-  /** The connection itself, for an ORM bridge that builds its transaction object over it (`TransactionBridge.pg`). */
-  readonly client: PgClientLike;
-}
-
-/** One database behind one interface, whichever driver it is. */
-export interface SqlDriver extends PostgresTx {
-  /** `pool`: a connection per transaction; `client` and `pglite`: one connection, transactions in turn. */
-  readonly kind: 'pool' | 'client' | 'pglite';
-  /**
-   * Runs `work` between BEGIN and COMMIT (or ROLLBACK, as it decides) on one connection. When `work`
-   * throws, rolls back and rethrows the same error. The connection handed to `work` refuses SQL once
-   * the transaction has ended.
-   */
-  transaction<T>(work: (tx: SqlConnection) => Promise<TransactionEnd<T>>): Promise<T>;
-  /** PGlite only: `PREPARE`s oncely's `texts` now, outside any transaction, so statements inside one run prepared. */
-  readonly prepare?: (texts: readonly string[]) => Promise<void>;
-  /** `pg` only: holds one connection for `use`, as `transaction` does, but sends no BEGIN of its own. */
-  readonly session?: <T>(use: (session: PgSession) => Promise<T>) => Promise<T>;
-}
 
 /** How oncely talks to a database. */
 export interface SqlDriverOptions {
   /**
    * Run oncely's own statements as named prepared statements on `pg` (default true): planned once per
    * connection. Turn off behind a pooler that cannot keep them (PgBouncer in transaction mode before
-   * 1.21). PGlite has no named statements; the option does not apply to it.
+   * 1.21). postgres.js created with `prepare: false` is read as off. PGlite has no named statements;
+   * the option does not apply to it.
    */
   readonly preparedStatements?: boolean;
 }
@@ -143,10 +102,6 @@ const pgConnection = (client: PgClientLike, prepare: boolean): SqlConnection => 
   },
 });
 
-/** The first error that said the transaction's connection is gone: from a statement, or the client's `'error'` event. */
-export interface ConnectionWatch {
-  lost?: unknown;
-}
 
 /**
  * BEGIN, work, COMMIT or ROLLBACK on one `pg` connection. Calls `broken` when the connection's
@@ -305,15 +260,17 @@ function pgliteDriver(db: PGliteLike): SqlDriver {
 const isFunction = (value: unknown) => typeof value === 'function';
 
 /**
- * Puts any supported database behind one interface, told apart by shape: PGlite has `transaction`
- * and `exec`; a `pg.Pool` has `connect` and `totalCount`; anything else with `query` is a single
+ * Puts any supported database behind one interface, told apart by shape: postgres.js is a function
+ * with `begin`, `unsafe` and `reserve`; PGlite has `transaction` and `exec`; a `pg.Pool` has `connect` and `totalCount`; anything else with `query` is a single
  * connection (`pg.Client`, or a client checked out of a pool) whose statements are serialized.
  */
 export function sqlDriver(db: PostgresDb, options: SqlDriverOptions = {}): SqlDriver {
   const shape = db as Partial<PGliteLike & PgPoolLike> | null | undefined;
   const prepare = options.preparedStatements ?? true;
+  // postgres.js first: it is a function, and carries no `connect`, `transaction` or `query`.
+  if (isPostgresJs(db)) return postgresJsDriver(db, { prepare: prepare && db.options?.prepare !== false });
   if (isFunction(shape?.transaction) && isFunction(shape?.exec)) return pgliteDriver(db as PGliteLike);
   if (isFunction(shape?.connect) && typeof shape?.totalCount === 'number') return poolDriver(db as PgPoolLike, prepare);
   if (isFunction(shape?.query)) return clientDriver(db as PgClientLike, prepare);
-  throw new OncelyError('invalid_option', 'oncely/postgres: db must be a pg.Pool, a connected pg.Client or a PGlite instance');
+  throw new OncelyError('invalid_option', 'oncely/postgres: db must be a pg.Pool, a connected pg.Client, a postgres.js sql or a PGlite instance');
 }

@@ -27,18 +27,22 @@ export const isRetryableConflict = (error: unknown) => {
 /** Socket errors that end a connection. */
 const SOCKET_ERRORS = new Set(['ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'ENOTCONN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
+/** What postgres.js calls a connection it lost, closed or could not open (its codes are not SQLSTATEs). */
+const POSTGRES_JS_LOST = new Set(['CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECTION_ENDED', 'CONNECT_TIMEOUT']);
+
 /** What `pg` says of a connection it has lost or closed (these errors carry no SQLSTATE). */
 const LOST_MESSAGES = /not queryable|Connection terminated|connection error|Client was closed|Query read timeout/i;
 
 /**
  * The connection is gone: the server shut it down (57P01 `pg_terminate_backend` or a fast shutdown,
  * 57P02 crash, 57P03 not accepting connections), a connection exception (class 08), a socket error,
- * or `pg` refusing a client that lost its connection. Nothing on it can commit any more.
+ * `pg` refusing a client that lost its connection, or postgres.js's `CONNECTION_CLOSED` and kin.
+ * Nothing on it can commit any more.
  */
 export function isConnectionLost(error: unknown): boolean {
   // Socket codes first: EPIPE has the shape of a SQLSTATE.
   const code = (error as { code?: unknown } | null | undefined)?.code;
-  if (typeof code === 'string' && SOCKET_ERRORS.has(code)) return true;
+  if (typeof code === 'string' && (SOCKET_ERRORS.has(code) || POSTGRES_JS_LOST.has(code))) return true;
   const state = sqlState(error);
   if (state !== undefined) return state.startsWith('08') || state === '57P01' || state === '57P02' || state === '57P03';
   return error instanceof Error && LOST_MESSAGES.test(error.message);

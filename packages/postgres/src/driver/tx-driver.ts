@@ -1,6 +1,7 @@
 import { OncelyError } from '@oncely/core';
 import type { TransactionBridge } from '../bridge/transaction-bridge.js';
-import type { PgClientLike, PGliteTransactionLike, PostgresTx, SqlResult } from './postgres-db.js';
+import type { PgClientLike, PGliteTransactionLike, PostgresJsSqlLike, PostgresTx, SqlResult } from './postgres-db.js';
+import { writableTx } from './postgresjs-driver.js';
 import type { SqlDriver, TransactionEnd } from './sql-driver.js';
 
 /**
@@ -27,8 +28,9 @@ export function ownTxDriver(driver: SqlDriver): TxDriver<PostgresTx> {
   return {
     query: (text, params) => driver.query(text, params),
     transaction: (work) => driver.transaction(work),
-    on: (tx) => tx,
-    isTx: hasQuery,
+    // A postgres.js `sql` (the caller's own `sql.begin` transaction) is written through as well.
+    on: (tx) => writableTx(tx) ?? tx,
+    isTx: (tx): tx is PostgresTx => writableTx(tx) !== undefined,
   };
 }
 
@@ -63,12 +65,19 @@ export function bridgeTxDriver<Db, Tx>(db: Db, bridge: TransactionBridge<Db, Tx>
   };
 }
 
-/** What `runInTransaction(…, { tx })` accepts on the raw path: a `pg` client inside the caller's BEGIN, PGlite's transaction, or any `PostgresTx`. */
-export type PostgresJoinable = PostgresTx | PgClientLike | PGliteTransactionLike;
+/**
+ * What `runInTransaction(…, { tx })` accepts on the raw path: a `pg` client inside the caller's
+ * BEGIN, PGlite's transaction, postgres.js's `sql` inside `sql.begin`, or any `PostgresTx`.
+ */
+export type PostgresJoinable = PostgresTx | PgClientLike | PGliteTransactionLike | PostgresJsSqlLike;
 
-/** A caller's open `pg` or PGlite transaction as a `PostgresTx` (rowCount normalised as the drivers report it). */
+/** A caller's open `pg`, PGlite or postgres.js transaction as a `PostgresTx` (rowCount normalised as the drivers report it). */
 export function joinedTx(tx: PostgresJoinable): PostgresTx {
-  if (!hasQuery(tx)) throw new OncelyError('invalid_option', 'oncely/postgres: the transaction to join must be a pg client, a PGlite transaction or a PostgresTx');
+  if (!hasQuery(tx)) {
+    const postgresJs = writableTx(tx);
+    if (postgresJs) return postgresJs;
+    throw new OncelyError('invalid_option', 'oncely/postgres: the transaction to join must be a pg client, a PGlite transaction, a postgres.js sql or a PostgresTx');
+  }
   const client = tx as unknown as { query(text: string, params?: unknown[]): Promise<{ rows: unknown[]; rowCount?: number | null; affectedRows?: number }> };
   return {
     async query<R extends object>(text: string, params?: readonly unknown[]): Promise<SqlResult<R>> {

@@ -10,7 +10,7 @@ import {
   storageGuard,
   storageTransaction,
 } from '@oncely/core/adapter';
-import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
+import type { PostgresDb, PostgresJsSqlLike, PostgresTx, TxOf } from '../driver/postgres-db.js';
 import { type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
 import { prepared } from '../sql/prepared.js';
 import { qualifiedName, type QuotedIdentifier } from '../identifiers/identifier.js';
@@ -34,9 +34,9 @@ interface InboxTableOptions {
 }
 
 /** Options of {@link postgresInbox} on oncely's own driver. */
-export interface PostgresInboxOptions extends SqlDriverOptions, InboxTableOptions {
-  /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the inbox never closes it. */
-  readonly db: PostgresDb;
+export interface PostgresInboxOptions<Db extends PostgresDb = PostgresDb> extends SqlDriverOptions, InboxTableOptions {
+  /** A `pg.Pool`, a connected `pg.Client`, a postgres.js `sql` or a PGlite instance; the inbox never closes it. */
+  readonly db: Db;
   readonly bridge?: undefined;
 }
 
@@ -48,8 +48,11 @@ export interface BridgedInboxOptions<Db, Tx> extends InboxTableOptions {
   readonly bridge: TransactionBridge<Db, Tx>;
 }
 
-/** A PostgreSQL inbox (processed-messages table) for idempotent consumers. */
-export interface PostgresInbox<Tx = PostgresTx> extends Inbox<Tx> {
+/**
+ * A PostgreSQL inbox (processed-messages table) for idempotent consumers. `Tx` is what `run` and
+ * `runBatch` hand to `fn`; `Writable` what `process` accepts (on oncely's own driver also a postgres.js `sql`).
+ */
+export interface PostgresInbox<Tx = PostgresTx, Writable = Tx> extends Omit<Inbox<Tx>, 'process'> {
   /** The quoted `"schema"."table"` it writes. */
   readonly table: QuotedIdentifier;
   /**
@@ -59,7 +62,7 @@ export interface PostgresInbox<Tx = PostgresTx> extends Inbox<Tx> {
    * event again. A concurrent delivery of the same event waits on the primary key, then sees
    * `duplicate` if the first one committed.
    */
-  process(tx: Tx, input: InboxInput, fn: (tx: Tx) => Promise<unknown>): Promise<InboxOutcome>;
+  process<T extends Writable>(tx: T, input: InboxInput, fn: (tx: T) => Promise<unknown>): Promise<InboxOutcome>;
   /** {@link process} in a transaction of its own on `db`: commits when `fn` resolves, rolls back when it throws. */
   run(input: InboxInput, fn: (tx: Tx) => Promise<unknown>): Promise<InboxOutcome>;
   /**
@@ -100,7 +103,7 @@ export interface InboxBatchResult {
   readonly failed?: { readonly index: number; readonly error: unknown };
 }
 
-export function postgresInbox(options: PostgresInboxOptions): PostgresInbox;
+export function postgresInbox<Db extends PostgresDb>(options: PostgresInboxOptions<Db>): PostgresInbox<TxOf<Db>, PostgresTx | PostgresJsSqlLike>;
 export function postgresInbox<Db, Tx>(options: BridgedInboxOptions<Db, Tx>): PostgresInbox<Tx>;
 export function postgresInbox<Db, Tx>(options: PostgresInboxOptions | BridgedInboxOptions<Db, Tx>): PostgresInbox<Tx> {
   const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_INBOX_TABLE);
@@ -110,7 +113,7 @@ export function postgresInbox<Db, Tx>(options: PostgresInboxOptions | BridgedInb
   const storageCall = storageGuard('postgres');
   const emit = eventEmitter<InboxEvent>(options.onEvent, options.clock ?? systemClock);
 
-  async function process(tx: Tx, input: InboxInput, fn: (tx: Tx) => Promise<unknown>): Promise<InboxOutcome> {
+  async function process<T extends Tx>(tx: T, input: InboxInput, fn: (tx: T) => Promise<unknown>): Promise<InboxOutcome> {
     assertInboxInput(input);
     if (!driver.isTx(tx)) {
       throw new OncelyError('invalid_state', 'oncely/postgres: inbox.process needs the transaction handle (tx) to write in');

@@ -93,7 +93,7 @@ export function outboxStatements(tables: OutboxTables, notify: boolean): OutboxS
         RETURNING last_seq, xmax = 0 AS fresh
       ), inserted AS (
         INSERT INTO ${outbox} (event_id, aggregate_type, aggregate_id, aggregate_seq, event_type, payload, headers, created_at, next_attempt_at)
-        SELECT $1, $2, $3, seq.last_seq, $5, $6::jsonb, $7::jsonb, statement_timestamp(), statement_timestamp() FROM seq
+        SELECT $1, $2, $3, seq.last_seq, $5, $6::text::jsonb, $7::text::jsonb, statement_timestamp(), statement_timestamp() FROM seq
         RETURNING aggregate_seq::float8 AS aggregate_seq, floor(extract(epoch FROM created_at) * 1000)::float8 AS created_ms
       ), listed AS (
         -- Reads seq, so it runs once the sequence row is locked; DO NOTHING takes no lock on an existing row.

@@ -9,7 +9,7 @@ import {
   storageGuard,
   toStorageError,
 } from '@oncely/core/adapter';
-import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
+import type { PostgresDb, PostgresJsSqlLike, PostgresTx } from '../driver/postgres-db.js';
 import { type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
 import { prepared } from '../sql/prepared.js';
 import { sqlState } from '../driver/sql-state.js';
@@ -46,7 +46,7 @@ interface OutboxTableOptions {
 
 /** Options of {@link postgresOutbox} on oncely's own driver. */
 export interface PostgresOutboxOptions extends SqlDriverOptions, OutboxTableOptions {
-  /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the outbox never closes it. */
+  /** A `pg.Pool`, a connected `pg.Client`, a postgres.js `sql` or a PGlite instance; the outbox never closes it. */
   readonly db: PostgresDb;
   readonly bridge?: undefined;
 }
@@ -93,7 +93,7 @@ interface EnqueuedRow {
  * sequence order, so the claim costs the same whatever the backlog. Delivery is
  * at-least-once: consumers deduplicate with an inbox (`postgresInbox`).
  */
-export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox;
+export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox<PostgresTx | PostgresJsSqlLike>;
 export function postgresOutbox<Db, Tx>(options: BridgedOutboxOptions<Db, Tx>): PostgresOutbox<Tx>;
 export function postgresOutbox<Db, Tx>(options: PostgresOutboxOptions | BridgedOutboxOptions<Db, Tx>): PostgresOutbox<Tx> {
   const schema = options.schema ?? 'public';

@@ -1,6 +1,7 @@
 import { systemClock } from '@oncely/core';
 import type { OutboxWakeUp } from '@oncely/core/adapter';
 import { checkout } from '../driver/checkout.js';
+import { isPostgresJs } from '../driver/postgresjs-driver.js';
 import type { PgPoolLike, PostgresDb, PostgresTx } from '../driver/postgres-db.js';
 import { quoteIdentifier } from '../identifiers/identifier.js';
 
@@ -16,6 +17,11 @@ interface PgListener {
 /** PGlite's LISTEN. */
 interface PGliteListener {
   listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
+}
+
+/** postgres.js's LISTEN: a connection of its own, which postgres.js reconnects and listens on again. */
+interface PostgresJsListener {
+  listen(channel: string, onNotify: (payload: string) => void): Promise<{ unlisten(): Promise<unknown> }>;
 }
 
 /** A live LISTEN: `close` ends it; `broken` turns true when its connection is lost. */
@@ -34,6 +40,15 @@ const isFunction = (value: unknown) => typeof value === 'function';
 async function listen(db: PostgresDb, serial: PostgresTx, channel: string, notify: () => void): Promise<Listening> {
   const quoted = quoteIdentifier(channel, 'notification channel');
   const shape = db as Partial<PGliteListener & { connect(): Promise<PgListener>; totalCount: number }> & Partial<PgListener>;
+  if (isPostgresJs(db)) {
+    const listening = await (db as unknown as PostgresJsListener).listen(channel, notify);
+    return {
+      close: async () => {
+        await listening.unlisten();
+      },
+      broken: () => false,
+    };
+  }
   if (isFunction(shape.listen)) {
     const unlisten = await (db as unknown as PGliteListener).listen(channel, notify);
     return { close: unlisten, broken: () => false };

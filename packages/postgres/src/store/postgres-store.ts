@@ -13,7 +13,8 @@ import {
 import type { TransactionBridge } from '../bridge/transaction-bridge.js';
 import { bridgeTxDriver, joinedTx, ownTxDriver, type PostgresJoinable, type TxDriver } from '../driver/tx-driver.js';
 import { joinedTransaction, lostRecord, type TransactionSteps } from './joined-transaction.js';
-import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
+import type { PostgresDb, PostgresTx, TxOf } from '../driver/postgres-db.js';
+import { isPostgresJsSql } from '../driver/postgresjs-driver.js';
 import { endedConnection, type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
 import { prepared } from '../sql/prepared.js';
 import { isConnectionLost, isLockTimeout, isRetryableConflict } from '../driver/sql-state.js';
@@ -21,6 +22,7 @@ import { qualifiedName } from '../identifiers/identifier.js';
 import { postgresFlows } from './postgres-flows.js';
 import { type ClaimRow, claimAnswer, type RecordRow, responseParams, scopeParams, toRecord } from './record.js';
 import { storeStatements } from '../sql/statements.js';
+import { pipelinedTransaction } from './pipelined-transaction.js';
 import { type ScriptedStore, scriptedTransaction, type TransactionPhase } from './scripted-transaction.js';
 
 /** The table `migrate()` creates unless told otherwise. */
@@ -41,9 +43,9 @@ interface StoreTableOptions {
 }
 
 /** Options of {@link postgresStore} on oncely's own driver. */
-export interface PostgresStoreOptions extends SqlDriverOptions, StoreTableOptions {
-  /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the store never closes it. */
-  readonly db: PostgresDb;
+export interface PostgresStoreOptions<Db extends PostgresDb = PostgresDb> extends SqlDriverOptions, StoreTableOptions {
+  /** A `pg.Pool`, a connected `pg.Client`, a postgres.js `sql` or a PGlite instance; the store never closes it. */
+  readonly db: Db;
   readonly bridge?: undefined;
 }
 
@@ -58,8 +60,8 @@ export interface BridgedStoreOptions<Db, Tx> extends StoreTableOptions, SqlDrive
 /**
  * A PostgreSQL idempotency store: lease mode (`run`), transactional mode (`runInTransaction`, also
  * joining a transaction the caller opened with `{ tx }`) and flows (`flow`). `Tx` is what handlers
- * get as `context.tx`: a {@link PostgresTx} on oncely's own driver, the ORM's transaction through a
- * bridge; `Join` is what `{ tx }` accepts.
+ * get as `context.tx`: a {@link PostgresTx} on `pg` and PGlite, postgres.js's own `sql` on a
+ * postgres.js database, the ORM's transaction through a bridge; `Join` is what `{ tx }` accepts.
  */
 export interface PostgresStore<Tx = PostgresTx, Join = PostgresJoinable>
   extends TransactionalStore<Tx, Join>,
@@ -82,7 +84,7 @@ const lockTimeoutSetting = (ms: number | undefined): string | null =>
  * statement; failures become `StorageError`s, and nothing runs without a claim. With a `bridge`,
  * every statement goes through the ORM and handlers get the ORM's own transaction as `context.tx`.
  */
-export function postgresStore(options: PostgresStoreOptions): PostgresStore;
+export function postgresStore<Db extends PostgresDb>(options: PostgresStoreOptions<Db>): PostgresStore<TxOf<Db>>;
 export function postgresStore<Db, Tx>(options: BridgedStoreOptions<Db, Tx>): PostgresStore<Tx, Tx>;
 export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedStoreOptions<Db, Tx>): PostgresStore<Tx, unknown> {
   const own = options.bridge === undefined ? sqlDriver((options as PostgresStoreOptions).db, options as PostgresStoreOptions) : undefined;
@@ -192,11 +194,10 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
           phase = now;
         };
         try {
-          const session = own?.session;
-          if (session) {
-            const run = work as unknown as (claim: TransactionClaim, tx: PostgresTx) => Promise<TransactionDecision<unknown>>;
-            return (await session((held) => scriptedTransaction(held, scripted, input, run, at))) as Awaited<ReturnType<typeof work>>['value'];
-          }
+          const run = work as unknown as (claim: TransactionClaim, tx: PostgresTx) => Promise<TransactionDecision<unknown>>;
+          const scriptedValue = (value: unknown) => value as Awaited<ReturnType<typeof work>>['value'];
+          if (own?.session) return scriptedValue(await own.session((held) => scriptedTransaction(held, scripted, input, run, at)));
+          if (own?.reserve) return scriptedValue(await own.reserve((held) => pipelinedTransaction(held, scripted, input, run, at)));
           const bridged = scriptedPg?.driver.session;
           if (scriptedPg && bridged) {
             // The handler gets the ORM's transaction over the connection the claim and BEGIN went out on.
@@ -239,12 +240,14 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
 
     async join(joined, input, work) {
       let phase = 'begin' as TransactionPhase;
-      const tx = own ? (joinedTx(joined as PostgresJoinable) as Tx) : (joined as Tx);
+      const on = own ? joinedTx(joined as PostgresJoinable) : undefined;
+      // On postgres.js the handler writes through the caller's own sql (tagged templates), elsewhere through oncely's view of it.
+      const tx = (own ? (isPostgresJsSql(joined) ? joined : on) : joined) as Tx;
       if (!own && !driver.isTx(tx)) {
         throw new OncelyError('invalid_option', 'oncely/postgres: the transaction to join must be the ORM transaction object');
       }
       try {
-        return await joinedTransaction(steps, driver.on(tx), tx, input, work, (now) => {
+        return await joinedTransaction(steps, on ?? driver.on(tx), tx, input, work, (now) => {
           phase = now;
         });
       } catch (error) {

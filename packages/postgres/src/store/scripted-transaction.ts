@@ -25,7 +25,7 @@ export interface ScriptedStore {
 
 
 /** The save's sentinel: the claimed row was not there to update (22P02 from a cast that names it). */
-const isLostRecord = (error: unknown) =>
+export const isLostRecord = (error: unknown) =>
   sqlState(error) === '22P02' && String((error as Error).message).includes('the claimed record changed');
 
 /** Re-reads what this connection has prepared: what was tracked turned out wrong (42P05, 26000). */

@@ -7,6 +7,10 @@ import { DATABASE_URL } from '../support/database.js';
 const FIXTURE = fileURLToPath(new URL('./fixtures/charge-client.mjs', import.meta.url));
 const DIST = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
 
+/** The drivers the fixture can run on. */
+export type Driver = 'pg' | 'postgres.js';
+export const DRIVERS: readonly Driver[] = ['pg', 'postgres.js'];
+
 /** What a fixture process is told to do. */
 export interface ClientConfig {
   readonly schema: string;
@@ -14,6 +18,8 @@ export interface ClientConfig {
   readonly key: string;
   readonly amount: number;
   readonly mode?: 'transaction' | 'lease';
+  /** The driver the process gives oncely (default `pg`). */
+  readonly driver?: Driver;
   /** Concurrent callers in the process, each running the same request. */
   readonly callers?: number;
   /** Rounds of callers, one after another, each reported as `round-<n>`. */

@@ -1,9 +1,10 @@
 import { createIdempotency, isStorageError } from '@oncely/core';
 import { createRelay, type Publisher } from '@oncely/core/outbox';
 import pg from 'pg';
+import postgres from 'postgres';
 import { afterAll, expect, it } from 'vitest';
 import { unheardErrors } from '@oncely/test-support';
-import { migrate, postgresJournal, postgresOutbox, postgresStore, type PostgresTx } from '../../src/index.js';
+import { migrate, type PostgresDb, postgresJournal, postgresOutbox, postgresStore, type PostgresTx } from '../../src/index.js';
 import { DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
 
 /**
@@ -15,21 +16,50 @@ import { DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
  * real servers with retrying clients.)
  */
 
-const schema = uniqueSchema('storm');
-const applicationName = schema.slice(0, 60);
-const pool = new pg.Pool({ connectionString: DATABASE_URL, application_name: applicationName, max: 8 });
-pool.on('error', () => undefined);
-const killer = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
-afterAll(async () => {
-  await dropSchema(killer, schema);
-  await Promise.all([pool.end(), killer.end()]);
-});
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-it('pg_terminate_backend every 30 ms on every oncely connection: no unheard error, failures are StorageErrors, one payment per executed key', async () => {
+const killer = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+const schemas: string[] = [];
+const ends: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  await Promise.all(ends.map((end) => end()));
+  for (const schema of schemas) await dropSchema(killer, schema);
+  await killer.end();
+});
+
+/** The database under the storm, through each driver, with its backends named `applicationName`. */
+const drivers = {
+  pg: (applicationName: string) => {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, application_name: applicationName, max: 8 });
+    pool.on('error', () => undefined);
+    ends.push(() => pool.end());
+    return {
+      db: pool as PostgresDb,
+      insert: (tx: PostgresTx, table: string, key: string) => tx.query(`INSERT INTO ${table} (key) VALUES ($1)`, [key]),
+      oncelys: (errors: unknown[]) => errors,
+    };
+  },
+  'postgres.js': (applicationName: string) => {
+    const sql = postgres(DATABASE_URL, { max: 8, connection: { application_name: applicationName }, onnotice: () => undefined });
+    // postgres.js's end() can wait forever on a connection that died mid-statement (see the README).
+    ends.push(() => sql.end({ timeout: 1 }));
+    // tx.query, not a tagged template: postgres.js can leave its own statement on a connection that is
+    // dying unsettled, while oncely's query settles once the close is heard (see the README).
+    const insert = (tx: PostgresTx, table: string, key: string) => tx.query(`INSERT INTO ${table} (key) VALUES ($1)`, [key]);
+    // postgres.js rejects its own type fetch on a connection killed while it connects, and nobody hears
+    // it (with or without oncely); every other unheard error is oncely's.
+    const typeFetch = (error: unknown) => String((error as { query?: unknown } | null)?.query ?? '').includes('b.typarray');
+    return { db: sql as PostgresDb, insert, oncelys: (errors: unknown[]) => errors.filter((error) => !typeFetch(error)) };
+  },
+} as const;
+
+for (const [driver, open] of Object.entries(drivers)) it(`pg_terminate_backend every 30 ms on every oncely connection (${driver}): no unheard error, failures are StorageErrors, one payment per executed key`, async () => {
+  const schema = uniqueSchema('storm');
+  schemas.push(schema);
+  const applicationName = schema.slice(0, 60);
+  const { db: pool, insert, oncelys } = open(applicationName);
   await migrate(pool, { schema });
-  await pool.query(`CREATE TABLE "${schema}".payments (id bigserial PRIMARY KEY, key text NOT NULL)`);
+  await killer.query(`CREATE TABLE "${schema}".payments (id bigserial PRIMARY KEY, key text NOT NULL)`);
   const unheard = unheardErrors();
   const engine = createIdempotency({ store: postgresStore({ db: pool, schema }) });
   const journal = postgresJournal({ db: pool, schema });
@@ -64,7 +94,7 @@ it('pg_terminate_backend every 30 ms on every oncely connection: no unheard erro
       const key = `k-${lane}-${n}`;
       const calls = [
         engine.runInTransaction({ tenant: 't', operation: 'pay', key, request: { key } }, async ({ tx }) => {
-          await (tx as PostgresTx).query(`INSERT INTO "${schema}".payments (key) VALUES ($1)`, [key]);
+          await insert(tx as PostgresTx, `"${schema}".payments`, key);
           await outbox.enqueue(tx as PostgresTx, { aggregateType: 'payment', aggregateId: key, eventType: 'paid', payload: {} });
           return { status: 201, body: { key } };
         }),
@@ -87,11 +117,11 @@ it('pg_terminate_backend every 30 ms on every oncely connection: no unheard erro
   unheard.stop();
 
   const rows = (await killer.query<{ key: string }>(`SELECT key FROM "${schema}".payments`)).rows.map((row) => row.key);
-  expect(unheard.errors, 'unheard errors').toEqual([]);
+  expect(oncelys(unheard.errors), 'unheard errors').toEqual([]);
   expect(killed, 'backends killed').toBeGreaterThan(20);
   expect(failures.length, 'the storm failed some calls').toBeGreaterThan(0);
   expect(failures.filter((failure) => !isStorageError(failure)), 'every failure is a StorageError').toEqual([]);
   expect(new Set(rows).size, 'one payment per key').toBe(rows.length);
   for (const key of executed) expect(rows).toContain(key);
   expect(await enqueued(), 'the relay drained the outbox after the storm').toBe(0);
-}, 30_000);
+}, 60_000);

@@ -5,7 +5,7 @@ import { postgresStore } from '../../src/index.js';
 import { createBusinessTables, ledger, openAccount } from '../support/business.js';
 import { migratedSchema, rawRecord } from '../support/database.js';
 import { blockedOnLock, until } from '../support/wait.js';
-import { assertBuilt, type CallerResult, runClient, runOnce, startClient } from './child.js';
+import { assertBuilt, type CallerResult, DRIVERS, runClient, runOnce, startClient } from './child.js';
 
 // Registered first, so a missing dist/ is reported before any setup runs.
 beforeAll(assertBuilt);
@@ -29,27 +29,27 @@ async function scenario() {
 const responseOf = (result: CallerResult | undefined) =>
   result && (result.kind === 'executed' || result.kind === 'replayed') ? result.response : result;
 
-describe('failure boundaries on real PostgreSQL, with real processes', () => {
+for (const driver of DRIVERS) describe(`failure boundaries on real PostgreSQL, with real processes (${driver})`, () => {
   it('crash before commit: the SIGKILLed attempt leaves nothing, the retry executes once', async () => {
     const { account, key, books, record } = await scenario();
-    const doomed = startClient({ schema, account, key, amount: 10, pauseAt: 'business-written' });
+    const doomed = startClient({ driver, schema, account, key, amount: 10, pauseAt: 'business-written' });
     await doomed.point('business-written');
     // The charge is written but not committed: nobody else can see it.
     expect(await books()).toEqual({ charges: 0, amounts: [], balance: 100 });
     await doomed.kill();
     expect((await doomed.exited).signal).toBe('SIGKILL');
-    const retry = await runOnce({ schema, account, key, amount: 10 });
+    const retry = await runOnce({ driver, schema, account, key, amount: 10 });
     expect(retry?.kind).toBe('executed');
     expect(await books()).toEqual({ charges: 1, amounts: [10], balance: 90 });
     expect((await record())?.state).toBe('succeeded');
-    const again = await runOnce({ schema, account, key, amount: 10 });
+    const again = await runOnce({ driver, schema, account, key, amount: 10 });
     expect(again).toEqual({ kind: 'replayed', state: 'succeeded', response: responseOf(retry) });
     expect((await books()).charges).toBe(1);
   });
 
   it('lease mode, crash while holding the lease: retries see in_progress until it lapses by the database clock, then one takes over and executes once', async () => {
     const { account, key, books, record } = await scenario();
-    const lease = { schema, account, key, amount: 10, mode: 'lease', leaseMs: 2_000 } as const;
+    const lease = { driver, schema, account, key, amount: 10, mode: 'lease', leaseMs: 2_000 } as const;
     const doomed = startClient({ ...lease, pauseAt: 'lease-claimed' });
     await doomed.point('lease-claimed');
     await doomed.kill();
@@ -70,7 +70,7 @@ describe('failure boundaries on real PostgreSQL, with real processes', () => {
     it(`200 concurrent duplicates across 4 processes (${mode} mode): one charge, and every caller gets the same response`, async () => {
       const { account, key, books } = await scenario();
       const clients = Array.from({ length: 4 }, () =>
-        startClient({ schema, account, key, amount: 10, mode, callers: 50, waitForGo: true, retryInProgress: true }),
+        startClient({ driver, schema, account, key, amount: 10, mode, callers: 50, waitForGo: true, retryInProgress: true }),
       );
       await Promise.all(clients.map((client) => client.point('ready')));
       for (const client of clients) client.send('go');
@@ -87,9 +87,9 @@ describe('failure boundaries on real PostgreSQL, with real processes', () => {
 
   it('same key, different body, while the first is still running: mismatch, and only the first charge exists', async () => {
     const { account, key, books } = await scenario();
-    const first = startClient({ schema, account, key, amount: 10, pauseAt: 'business-written' });
+    const first = startClient({ driver, schema, account, key, amount: 10, pauseAt: 'business-written' });
     await first.point('business-written');
-    const changed = startClient({ schema, account, key, amount: 100, applicationName: 'oncely-changed-body' });
+    const changed = startClient({ driver, schema, account, key, amount: 100, applicationName: 'oncely-changed-body' });
     await blockedOnLock(observer, 'oncely-changed-body');
     first.send('resume');
     const [firstResult] = (await first.point('round-1')).results ?? [];
@@ -101,7 +101,7 @@ describe('failure boundaries on real PostgreSQL, with real processes', () => {
 
   it('expired record, late retry: replayed while retained, executed again once it expired (the documented semantics)', async () => {
     const { account, key, books, record } = await scenario();
-    const retained = { schema, account, key, amount: 10, leaseMs: 2_000, retentionMs: 2_000 };
+    const retained = { driver, schema, account, key, amount: 10, leaseMs: 2_000, retentionMs: 2_000 };
     // Two rounds in one process: the second follows the first at once, well inside the retention.
     const [first, second] = await runClient({ ...retained, rounds: 2 });
     expect(first?.[0]?.kind).toBe('executed');
@@ -123,7 +123,7 @@ describe('failure boundaries on real PostgreSQL, with real processes', () => {
 
   it('connection terminated mid-transaction (pg_terminate_backend): StorageError, no charge, and the same process succeeds on retry', async () => {
     const { account, key, books, record } = await scenario();
-    const client = startClient({ schema, account, key, amount: 10, pauseAt: 'business-written', rounds: 2 });
+    const client = startClient({ driver, schema, account, key, amount: 10, pauseAt: 'business-written', rounds: 2 });
     const { pid } = await client.point('business-written');
     const { rows } = await observer.query('SELECT pg_terminate_backend($1) AS terminated', [pid]);
     expect(rows[0].terminated).toBe(true);

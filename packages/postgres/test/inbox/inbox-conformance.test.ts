@@ -4,6 +4,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrate, type PostgresDb, type PostgresTx, postgresInbox, sqlDriver } from '../../src/index.js';
 import { createPool, DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
+import { createSql } from '../support/postgresjs.js';
 
 const pool = createPool({ max: 12 });
 const schema = uniqueSchema('inboxes');
@@ -60,5 +61,14 @@ describe('postgres inbox: PGlite', () => {
     name: 'postgres inbox (PGlite)',
     concurrentTransactions: false,
     createInbox: (setup) => inboxUnderTest(db, 'public', setup),
+  });
+});
+
+describe('postgres inbox: postgres.js', () => {
+  const sql = createSql({ max: 12 });
+  afterAll(() => sql.end());
+  runInboxConformance({ describe, it, expect }, {
+    name: 'postgres inbox (postgres.js)',
+    createInbox: (setup) => inboxUnderTest(sql, schema, setup),
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runJournalConformance } from '@oncely/testkit';
 import { migrate, postgresJournal } from '../../src/index.js';
 import { createPool, DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
+import { createSql } from '../support/postgresjs.js';
 
 const pool = createPool();
 const schema = uniqueSchema('journal');
@@ -42,6 +43,22 @@ describe('postgres journal: a single pg.Client', () => {
     createJournal: async () => {
       await connected;
       return postgresJournal({ db: client, schema, table: await freshTable(client) });
+    },
+    numRuns: 10,
+  });
+});
+
+describe('postgres journal: postgres.js', () => {
+  const sql = createSql({ max: 4 });
+  afterAll(() => sql.end());
+  runJournalConformance({ describe, it, expect }, {
+    name: 'postgres journal (postgres.js)',
+    createJournal: async () => postgresJournal({ db: sql, schema, table: await freshTable(sql) }),
+    // A new postgres.js instance proves the entry is in the database, not in this process.
+    reopen: async (journal) => {
+      const other = createSql({ max: 2 });
+      const table = journal.table.split('.')[1]!.replaceAll('"', '');
+      return { ...postgresJournal({ db: other, schema, table }), close: () => other.end() };
     },
     numRuns: 10,
   });

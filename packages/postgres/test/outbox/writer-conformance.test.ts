@@ -1,9 +1,11 @@
 import { PGlite } from '@electric-sql/pglite';
 import { type OutboxWriterUnderTest, runOutboxConformance, uniqueKey } from '@oncely/testkit';
 import pg from 'pg';
+import type postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type PostgresDb, type PostgresTx, postgresOutbox, sqlDriver } from '../../src/index.js';
 import { createPool, DATABASE_URL, dropSchema, uniqueSchema } from '../support/database.js';
+import { createSql } from '../support/postgresjs.js';
 import { freshOutboxTable } from './outbox-support.js';
 
 const pool = createPool({ max: 12 });
@@ -55,5 +57,26 @@ describe('postgres outbox writer: PGlite', () => {
     name: 'postgres outbox (PGlite)',
     concurrentTransactions: false,
     createOutbox: () => writerUnderTest(db, 'public'),
+  });
+});
+
+describe('postgres outbox writer: postgres.js, in its own sql.begin transactions', () => {
+  const sql = createSql({ max: 12 });
+  afterAll(() => sql.end());
+  runOutboxConformance({ describe, it, expect }, {
+    name: 'postgres outbox (postgres.js)',
+    createOutbox: async () => {
+      const outbox = postgresOutbox({ db: sql, schema, table: await freshOutboxTable(sql, schema) });
+      const orders = `"${schema}"."${uniqueKey('orders').replace(/[^a-z0-9]/gi, '_')}"`;
+      await sql.unsafe(`CREATE TABLE ${orders} (id text PRIMARY KEY)`);
+      // The caller's tx is postgres.js's own TransactionSql: enqueue writes through it, tagged templates write beside it.
+      const writer: OutboxWriterUnderTest<postgres.TransactionSql> = {
+        outbox,
+        transaction: (work) => sql.begin((tx) => work(tx)) as never,
+        write: async (tx, id) => void (await tx.unsafe(`INSERT INTO ${orders} (id) VALUES ($1)`, [id])),
+        read: async (id) => (await sql.unsafe(`SELECT 1 FROM ${orders} WHERE id = $1`, [id])).length === 1,
+      };
+      return writer as unknown as OutboxWriterUnderTest<PostgresTx>;
+    },
   });
 });

@@ -1,0 +1,176 @@
+import { OncelyError } from '@oncely/core';
+import type { ClaimInput, TransactionClaim, TransactionDecision } from '@oncely/core/adapter';
+import type { PostgresJsResultLike, PostgresTx } from '../driver/postgres-db.js';
+import { resetPrepared } from '../driver/prepared-on.js';
+import type { MessageOutcome, PostgresJsSession } from '../driver/sql-connection.js';
+import { isConnectionLost, isLockTimeout, isNotPrepared, isPreparedMismatch, isRetryableConflict, sqlState } from '../driver/sql-state.js';
+import { invocation, PREPARED_HERE, preparation } from '../sql/invocation.js';
+import type { LiteralValue } from '../sql/literal.js';
+import { sessionName } from '../sql/prepared.js';
+import { type ClaimRow, claimAnswer, type RecordRow, responseParams, scopeParams, toRecord } from './record.js';
+import { isLostRecord, type ScriptedStore, type TransactionPhase } from './scripted-transaction.js';
+
+/** The claim check's sentinel: the claim was not won, so BEGIN did not run (22P02 from a cast that names it). */
+const isClaimNotWon = (error: unknown) => sqlState(error) === '22P02' && String((error as Error).message).includes('the claim was not won');
+
+/** Free to claim by this request: the claim should have taken it, so something changed between the read and the claim. */
+const claimableBy = (row: RecordRow, input: ClaimInput) =>
+  row.state === 'in_progress' && (row.lease_remaining_ms ?? 0) <= 0 && row.fingerprint === input.fingerprint;
+
+/** ROLLBACK that never throws; a connection that cannot roll back is not released to anyone else. */
+async function rollback(session: PostgresJsSession): Promise<void> {
+  const { error } = await session.script('ROLLBACK');
+  if (error !== undefined) session.watch.lost ??= error;
+}
+
+/** Re-reads what this connection has prepared: what was tracked turned out wrong (42P05, 26000). */
+async function resync(session: PostgresJsSession): Promise<void> {
+  const { results, error } = await session.script(PREPARED_HERE);
+  if (error !== undefined) throw error;
+  resetPrepared(session.prepared, results[0] as unknown as Record<string, unknown>[]);
+}
+
+const claimRowOf = (results: readonly PostgresJsResultLike[]) =>
+  results.find((result) => result.length > 0 && typeof result[0] === 'object' && result[0] !== null && 'outcome' in result[0])?.[0] as
+    | ClaimRow
+    | undefined;
+
+/**
+ * Reads the record and claims-and-begins in one write: `get` as one message, then
+ * `claim; claimed-check; BEGIN` as another (see `scriptedTransaction` for why the check lets BEGIN
+ * run only for a won claim). postgres.js drops the rows of a message that fails, so a claim not won
+ * answers from the read sent just before it; a read that shows nothing the claim could have lost to
+ * means the key changed in between, and both go again.
+ */
+async function readClaimAndBegin(session: PostgresJsSession, store: ScriptedStore, input: ClaimInput): Promise<TransactionClaim> {
+  const { sql } = store;
+  const scope = scopeParams(input.scope);
+  const unbounded = [...scope, input.fingerprint, input.token, input.leaseMs, input.retentionMs];
+  const [claim, claimArgs] = store.lockTimeout === null ? [sql.claim, unbounded] : [sql.claimBounded, [...unbounded, store.lockTimeout]];
+  const read = invocation(sql.get, scope);
+  const prepare = store.prepare && session.prepares;
+  for (let attempt = 1; attempt <= store.attempts; attempt++) {
+    let preparing: { readonly name: string; readonly text: string }[] = [];
+    let tracked = new Set<string>();
+    const [found, claimed] = await session.pipeline(read, (prepared) => {
+      tracked = prepared;
+      preparing = prepare ? [claim, sql.claimed, sql.saveOrFail].filter((text) => !prepared.has(sessionName(text) ?? '')).map(preparation) : [];
+      const ready = prepare ? new Set([...prepared, ...preparing.map((p) => p.name)]) : undefined;
+      return [
+        ...preparing.map((p) => p.text),
+        invocation(claim, claimArgs, ready),
+        invocation(sql.claimed, [...scope, input.token], ready),
+        'BEGIN',
+      ].join(';\n');
+    });
+    const { error } = claimed;
+    // The PREPAREs precede the claim: when the claim or its check answered, they ran (PREPARE is not transactional).
+    if (error === undefined || isClaimNotWon(error) || isLockTimeout(error) || isRetryableConflict(error)) {
+      for (const done of preparing) tracked.add(done.name);
+    }
+    if (error === undefined) {
+      const answer = claimAnswer(input.scope, claimRowOf(claimed.results));
+      if (answer?.kind !== 'claimed' || claimed.results.at(-1)?.command !== 'BEGIN') {
+        await rollback(session);
+        throw new Error(`oncely/postgres: the claim answered ${answer?.kind ?? 'nothing'} but the check let BEGIN run`);
+      }
+      return answer;
+    }
+    if (isClaimNotWon(error)) {
+      if (found.error !== undefined) throw found.error;
+      const row = found.results[0]?.[0] as RecordRow | undefined;
+      if (row !== undefined && !claimableBy(row, input)) return { kind: 'existing', record: toRecord(input.scope, row) };
+      continue;
+    }
+    if (isPreparedMismatch(error)) {
+      await resync(session);
+      continue;
+    }
+    // The claim waited longer than lockTimeoutMs: it wrote nothing, and no transaction is open.
+    if (isLockTimeout(error)) return { kind: 'busy' };
+    if (isRetryableConflict(error) && attempt < store.attempts) continue;
+    throw error;
+  }
+  throw new Error(`the claim did not settle in ${store.attempts} attempts while the key kept changing`);
+}
+
+/** The outcome of `save; COMMIT`: nothing is saved unless COMMIT itself answered. */
+async function saveAndCommit(session: PostgresJsSession, text: string, phase: (now: TransactionPhase) => void): Promise<void> {
+  const outcome: MessageOutcome = await session.script(text);
+  if (outcome.error === undefined) {
+    // A COMMIT of an aborted transaction answers ROLLBACK: nothing was saved.
+    if (outcome.results.at(-1)?.command !== 'COMMIT') throw new Error('COMMIT rolled back: the transaction had already failed');
+    return;
+  }
+  const { error } = outcome;
+  // The reply was lost: whether COMMIT happened is unknown, and the connection is not reused.
+  if (isConnectionLost(error)) {
+    session.watch.lost ??= error;
+    throw error;
+  }
+  // The save failed (the transaction is aborted) or COMMIT refused (it ended): a ROLLBACK settles either.
+  await rollback(session);
+  if (isNotPrepared(error)) session.prepared.clear();
+  if (isLostRecord(error) || isNotPrepared(error)) phase('save');
+  if (isLostRecord(error)) {
+    throw new OncelyError('lease_lost', 'oncely/postgres: the claimed record changed inside the transaction; nothing was committed');
+  }
+  throw error;
+}
+
+/**
+ * Transactional mode at the round-trip limit on postgres.js: the read and `claim; check; BEGIN`
+ * leave in one write, the handler runs on the reserved connection's own `sql`, and the saved outcome
+ * travels with COMMIT. A first request takes the bare transaction's round trips; a replay, a
+ * mismatch or a busy key one, and opens no transaction.
+ */
+export async function pipelinedTransaction<T>(
+  session: PostgresJsSession,
+  store: ScriptedStore,
+  input: ClaimInput,
+  work: (claim: TransactionClaim, tx: PostgresTx) => Promise<TransactionDecision<T>>,
+  phase: (now: TransactionPhase) => void,
+): Promise<T> {
+  phase('claim');
+  const claim = await readClaimAndBegin(session, store, input);
+  const opened = claim.kind === 'claimed';
+  // No transaction is open for a claim not won: its tx refuses SQL.
+  if (!opened) session.closeTx();
+  phase('work');
+  let decision: TransactionDecision<T>;
+  try {
+    decision = await work(claim, session.tx);
+    // Once the connection is lost nothing can commit, whatever the work answered.
+    if (session.watch.lost !== undefined) throw session.watch.lost;
+  } catch (error) {
+    session.closeTx();
+    // A statement that failed with the connection gone needs no ROLLBACK: the server has rolled back.
+    if (isConnectionLost(error)) session.watch.lost ??= error;
+    if (opened && session.watch.lost === undefined) await rollback(session);
+    throw session.watch.lost ?? error;
+  }
+  session.closeTx();
+  if (!opened) return decision.value;
+  if (decision.action === 'rollback') {
+    await rollback(session);
+    return decision.value;
+  }
+  phase('save');
+  let text: string;
+  try {
+    const args: LiteralValue[] = [
+      ...scopeParams(input.scope),
+      input.token,
+      decision.state,
+      ...(responseParams(decision.response) as LiteralValue[]),
+      decision.retentionMs,
+    ];
+    text = `${invocation(store.sql.saveOrFail, args, store.prepare && session.prepares ? session.prepared : undefined)};\nCOMMIT`;
+  } catch (error) {
+    await rollback(session);
+    throw error;
+  }
+  phase('commit');
+  await saveAndCommit(session, text, phase);
+  return decision.value;
+}
