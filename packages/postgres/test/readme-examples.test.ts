@@ -30,10 +30,11 @@ async function example(heading: string): Promise<string> {
 async function run(name: string, code: string): Promise<{ code: number | null; output: string }> {
   const schema = uniqueSchema('readme');
   schemas.push(schema);
-  expect(code).toContain("const schema = 'shop';");
+  const own = code.replaceAll("'shop'", `'${schema}'`).replaceAll('shop.', `${schema}.`);
+  expect(own, 'every use of the schema is renamed').not.toContain('shop');
   await mkdir(runDir, { recursive: true });
   const file = join(runDir, `${name}.mts`);
-  await writeFile(file, code.replace("const schema = 'shop';", `const schema = '${schema}';`));
+  await writeFile(file, own);
   const child = spawn(process.execPath, ['--import', 'tsx', file], { cwd: packageDir, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -42,12 +43,13 @@ async function run(name: string, code: string): Promise<{ code: number | null; o
   return { code: exit, output: output.trim() };
 }
 
-describe('README bridge examples, run as written against the shared PostgreSQL', () => {
+describe('README examples (bridges, postgres.js), run as written against the shared PostgreSQL', () => {
   it.each([
     ['### Drizzle', 'executed replayed 1'],
     ['### Kysely', 'executed replayed 1'],
     ['### Knex', 'executed replayed 1'],
     ['### Joining a transaction you already opened', 'executed replayed'],
+    ['## postgres.js', 'executed\nreplayed'],
   ])('the %s example prints %s', async (heading, expected) => {
     const { code, output } = await run(heading.replace(/\W+/g, '-'), await example(heading));
     expect(output).toBe(expected);
