@@ -3,7 +3,7 @@ import { defineConfig } from 'tsup';
 import { esbuildMigrations } from './build/sql-migrations.js';
 
 export default defineConfig({
-  entry: ['src/index.ts'],
+  entry: ['src/index.ts', 'src/drizzle.ts'],
   format: ['esm', 'cjs'],
   dts: true,
   // Keep dist in place while rebuilding: fixtures and other packages may be importing it.

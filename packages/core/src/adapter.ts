@@ -19,6 +19,7 @@ export type {
   TransactionClaim,
   TransactionDecision,
   TransactionOf,
+  JoinOf,
 } from './store.js';
 export { isTransactionalStore } from './store.js';
 

@@ -11,6 +11,7 @@ export type {
   IdempotentResponse,
   RunResult,
   TransactionHandlerContext,
+  JoinOptions,
 } from './engine/types.js';
 export {
   isOncelyError,
@@ -64,4 +65,5 @@ export type {
   TerminalState,
   TransactionalStore,
   TransactionOf,
+  JoinOf,
 } from './store.js';

@@ -192,8 +192,13 @@ export type TransactionClaim = ClaimResult | { readonly kind: 'busy' };
  * - `tx.rollback.error`: when `work` throws, nothing is kept and the error reaches the caller unchanged.
  * - `tx.rollback.released`: a `rollback` decision keeps nothing, so the retry executes.
  * - `tx.mismatch`: a different fingerprint on a committed key never executes.
+ * - `tx.join`: `join` (optional) claims, runs `work` and saves inside the caller's open transaction
+ *   without committing it: an error or a `rollback` decision undoes only the store's part (a
+ *   savepoint), leaving the caller's transaction usable, and the caller's commit keeps the record.
+ *
+ * `Join` is what `join` accepts as the caller's transaction (default `Tx`).
  */
-export interface TransactionalStore<Tx> extends IdempotencyStore {
+export interface TransactionalStore<Tx, Join = Tx> extends IdempotencyStore {
   readonly capabilities: StoreCapabilities & { readonly transactions: true };
   /**
    * Begins a transaction, claims in it, hands the claim and the transaction to `work`, then commits
@@ -201,10 +206,22 @@ export interface TransactionalStore<Tx> extends IdempotencyStore {
    * throws, rolls back and rethrows that error unchanged; the store's own failures are StorageErrors.
    */
   transaction<T>(input: ClaimInput, work: (claim: TransactionClaim, tx: Tx) => Promise<TransactionDecision<T>>): Promise<T>;
+  /**
+   * Like `transaction`, inside the caller's open transaction `tx`: claims, hands the claim and the
+   * handler's handle to `work`, saves the decision, and never commits or rolls back `tx` itself.
+   * When `work` throws or decides `rollback`, or the claim is `busy`, only the store's part is undone
+   * (`tx.join`); the record commits when the caller commits.
+   */
+  join?<T>(tx: Join, input: ClaimInput, work: (claim: TransactionClaim, tx: Tx) => Promise<TransactionDecision<T>>): Promise<T>;
 }
 
 /** The transaction handle type of a transactional store, `never` for others. */
-export type TransactionOf<S> = S extends TransactionalStore<infer Tx> ? Tx : never;
+// biome-ignore lint/suspicious/noExplicitAny: only Tx is inferred; the join type may be anything.
+export type TransactionOf<S> = S extends TransactionalStore<infer Tx, any> ? Tx : never;
+
+/** What a transactional store's `join` accepts as the caller's open transaction, `never` when it cannot join. */
+// biome-ignore lint/suspicious/noExplicitAny: only Join is inferred.
+export type JoinOf<S> = S extends TransactionalStore<any, infer Join> ? Join : never;
 
 /** True when `store` declares the `transactions` capability. */
 export function isTransactionalStore(store: IdempotencyStore): store is TransactionalStore<unknown> {

@@ -36,10 +36,13 @@ export interface ProcessControlOptions {
   readonly packageName: string;
 }
 
-/** Forks `script` with `config` as its one argument, and follows the points it reports. */
-export function startProcess(script: URL, config: Record<string, unknown>): Process {
+/**
+ * Forks `script` with `config` as its one argument, and follows the points it reports. `execArgv`
+ * are Node's own flags for the child (`['--import', 'tsx']` for a TypeScript script).
+ */
+export function startProcess(script: URL, config: Record<string, unknown>, execArgv: readonly string[] = []): Process {
   const child = fork(fileURLToPath(script), [JSON.stringify(config)], {
-    execArgv: [],
+    execArgv: [...execArgv],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const messages: PointMessage[] = [];

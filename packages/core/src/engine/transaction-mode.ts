@@ -14,7 +14,7 @@ import { Lifeline } from './lifeline.js';
 import type { PrepareRequest } from './prepared-request.js';
 import { type Executed, type ModeSteps, reportRecorded, runClaimed } from './request-path.js';
 import { refusal, transactionClaimProblem } from './store-answers.js';
-import type { IdempotencyRequest, IdempotentResponse, RunResult, TransactionHandlerContext } from './types.js';
+import type { IdempotencyRequest, IdempotentResponse, JoinOptions, RunResult, TransactionHandlerContext } from './types.js';
 
 /** The transaction holds the row lock for as long as it is open: nothing to renew. */
 const extendLease = async () => undefined;
@@ -45,14 +45,23 @@ export function transactionMode<S extends IdempotencyStore>(
 ): <B>(
   request: IdempotencyRequest,
   handler: (context: TransactionHandlerContext<TransactionOf<S>>) => Promise<IdempotentResponse<B>>,
+  options?: JoinOptions<S>,
 ) => Promise<RunResult<B>> {
   const { store, clock, report, leaseMs } = engine;
   return async <B>(
     request: IdempotencyRequest,
     handler: (context: TransactionHandlerContext<TransactionOf<S>>) => Promise<IdempotentResponse<B>>,
+    options?: JoinOptions<S>,
   ) => {
     if (!isTransactionalStore(store)) {
       throw new OncelyError('capability_missing', `oncely: the ${store.name} store does not support transactions; use run() (lease mode)`);
+    }
+    const joining = options !== undefined;
+    if (joining && (options?.tx === undefined || options.tx === null)) {
+      throw new OncelyError('invalid_option', 'oncely: runInTransaction options.tx must be the open transaction to join');
+    }
+    if (joining && typeof store.join !== 'function') {
+      throw new OncelyError('capability_missing', `oncely: the ${store.name} store cannot join a transaction the caller opened`);
     }
     const prepared = await prepare(request);
     const startedAt = clock.now();
@@ -80,7 +89,7 @@ export function transactionMode<S extends IdempotencyStore>(
     };
     let result: RunResult<B>;
     try {
-      result = await store.transaction(prepared.claim, work);
+      result = joining ? await store.join!(options.tx, prepared.claim, work) : await store.transaction(prepared.claim, work);
     } catch (error) {
       if (executed) report(prepared, { type: 'released', reason: 'error' });
       // The handler's own errors pass through untouched; the rollback already undid the claim. Once the

@@ -5,7 +5,7 @@ import type { FlowTransactionOf } from '../flow/flow-store.js';
 import type { Flow, FlowRequest, FlowResponse, FlowResult } from '../flow/run-flow.js';
 import type { ReplayPolicy } from '../replay-policy.js';
 import type { Scope } from '../scope.js';
-import type { IdempotencyRecord, IdempotencyStore, StoredResponse, TerminalState, TransactionOf } from '../store.js';
+import type { IdempotencyRecord, IdempotencyStore, JoinOf, StoredResponse, TerminalState, TransactionOf } from '../store.js';
 import type { IdempotencyRequest } from './idempotency-request.js';
 
 export type { IdempotencyRequest };
@@ -38,6 +38,12 @@ export interface HandlerContext {
 /** What a handler receives in transactional mode: the open transaction as well. */
 export interface TransactionHandlerContext<Tx> extends HandlerContext {
   readonly tx: Tx;
+}
+
+/** The third argument of `runInTransaction`: the caller's open transaction to join. */
+export interface JoinOptions<S> {
+  /** A transaction the caller opened and will commit or roll back; the store's `join` accepts it. */
+  readonly tx: JoinOf<S>;
 }
 
 /** The outcome of `run` / `runInTransaction`. */
@@ -84,10 +90,15 @@ export interface Idempotency<S extends IdempotencyStore> {
     request: IdempotencyRequest,
     handler: (context: HandlerContext) => Promise<IdempotentResponse<B>>,
   ): Promise<RunResult<B>>;
-  /** Transactional mode: claim, handler writes and saved result commit in one transaction. */
+  /**
+   * Transactional mode: claim, handler writes and saved result commit in one transaction. With
+   * `{ tx }`, joins a transaction the caller already opened instead (the store's `join`): the claim
+   * and the saved result are written in `tx` and commit when the caller commits it.
+   */
   runInTransaction<B>(
     request: IdempotencyRequest,
     handler: (context: TransactionHandlerContext<TransactionOf<S>>) => Promise<IdempotentResponse<B>>,
+    options?: JoinOptions<S>,
   ): Promise<RunResult<B>>;
   /**
    * A multi-step operation: atomic local phases and remote calls, each ending at a recovery point; a

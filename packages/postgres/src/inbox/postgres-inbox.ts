@@ -15,14 +15,14 @@ import { type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
 import { prepared } from '../sql/prepared.js';
 import { qualifiedName, type QuotedIdentifier } from '../identifiers/identifier.js';
 import { inboxStatements } from './inbox-statements.js';
+import type { TransactionBridge } from '../bridge/transaction-bridge.js';
+import { bridgeTxDriver, ownTxDriver, type TxDriver } from '../driver/tx-driver.js';
 
 /** The table `migrate()` creates for the inbox unless told otherwise. */
 export const DEFAULT_INBOX_TABLE = 'oncely_inbox';
 
-/** Options of {@link postgresInbox}. */
-export interface PostgresInboxOptions extends SqlDriverOptions {
-  /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the inbox never closes it. */
-  readonly db: PostgresDb;
+/** Options of {@link postgresInbox}, with oncely's own driver or a bridge. */
+interface InboxTableOptions {
   /** Inbox table (default `oncely_inbox`). */
   readonly table?: string;
   /** Schema of that table (default `public`). */
@@ -33,8 +33,23 @@ export interface PostgresInboxOptions extends SqlDriverOptions {
   readonly clock?: Clock;
 }
 
+/** Options of {@link postgresInbox} on oncely's own driver. */
+export interface PostgresInboxOptions extends SqlDriverOptions, InboxTableOptions {
+  /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the inbox never closes it. */
+  readonly db: PostgresDb;
+  readonly bridge?: undefined;
+}
+
+/** Options of {@link postgresInbox} through an ORM: `process` takes, and `fn` gets, the ORM's transaction. */
+export interface BridgedInboxOptions<Db, Tx> extends InboxTableOptions {
+  /** The ORM's database object; the inbox never closes it. */
+  readonly db: Db;
+  /** How oncely's statements and transactions go through the ORM. */
+  readonly bridge: TransactionBridge<Db, Tx>;
+}
+
 /** A PostgreSQL inbox (processed-messages table) for idempotent consumers. */
-export interface PostgresInbox extends Inbox<PostgresTx> {
+export interface PostgresInbox<Tx = PostgresTx> extends Inbox<Tx> {
   /** The quoted `"schema"."table"` it writes. */
   readonly table: QuotedIdentifier;
   /**
@@ -44,9 +59,9 @@ export interface PostgresInbox extends Inbox<PostgresTx> {
    * event again. A concurrent delivery of the same event waits on the primary key, then sees
    * `duplicate` if the first one committed.
    */
-  process(tx: PostgresTx, input: InboxInput, fn: (tx: PostgresTx) => Promise<unknown>): Promise<InboxOutcome>;
+  process(tx: Tx, input: InboxInput, fn: (tx: Tx) => Promise<unknown>): Promise<InboxOutcome>;
   /** {@link process} in a transaction of its own on `db`: commits when `fn` resolves, rolls back when it throws. */
-  run(input: InboxInput, fn: (tx: PostgresTx) => Promise<unknown>): Promise<InboxOutcome>;
+  run(input: InboxInput, fn: (tx: Tx) => Promise<unknown>): Promise<InboxOutcome>;
   /**
    * Applies a batch of events for `consumer` in one transaction, in order: one inbox row per event,
    * each event's `fn` only when its row is new. When an event's `fn` throws, the transaction rolls
@@ -54,7 +69,7 @@ export interface PostgresInbox extends Inbox<PostgresTx> {
    * it, which must wait for it) is left for a redelivery. Resolves the outcomes of the committed
    * events and, if one failed, its index and error. Refuses a malformed id before touching storage.
    */
-  runBatch(consumer: string, items: readonly InboxBatchItem[]): Promise<InboxBatchResult>;
+  runBatch(consumer: string, items: readonly InboxBatchItem<Tx>[]): Promise<InboxBatchResult>;
   /**
    * Deletes up to `limit` rows recorded more than `olderThanMs` ago (database clock); returns how
    * many. Keep rows at least as long as an event can be redelivered (relay leases, stream retention,
@@ -74,9 +89,9 @@ export interface PostgresInbox extends Inbox<PostgresTx> {
  * ```
  */
 /** One event of {@link PostgresInbox.runBatch}. */
-export interface InboxBatchItem {
+export interface InboxBatchItem<Tx = PostgresTx> {
   readonly eventId: string;
-  readonly fn: (tx: PostgresTx) => Promise<unknown>;
+  readonly fn: (tx: Tx) => Promise<unknown>;
 }
 
 /** What {@link PostgresInbox.runBatch} committed: outcomes of the first `outcomes.length` events, and the one that failed. */
@@ -85,19 +100,22 @@ export interface InboxBatchResult {
   readonly failed?: { readonly index: number; readonly error: unknown };
 }
 
-export function postgresInbox(options: PostgresInboxOptions): PostgresInbox {
+export function postgresInbox(options: PostgresInboxOptions): PostgresInbox;
+export function postgresInbox<Db, Tx>(options: BridgedInboxOptions<Db, Tx>): PostgresInbox<Tx>;
+export function postgresInbox<Db, Tx>(options: PostgresInboxOptions | BridgedInboxOptions<Db, Tx>): PostgresInbox<Tx> {
   const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_INBOX_TABLE);
-  const driver = sqlDriver(options.db, options);
+  const own = options.bridge === undefined ? sqlDriver(options.db as PostgresDb, options as PostgresInboxOptions) : undefined;
+  const driver = (own ? ownTxDriver(own) : bridgeTxDriver(options.db as Db, (options as BridgedInboxOptions<Db, Tx>).bridge)) as TxDriver<Tx>;
   const sql = prepared(inboxStatements(table));
   const storageCall = storageGuard('postgres');
   const emit = eventEmitter<InboxEvent>(options.onEvent, options.clock ?? systemClock);
 
-  async function process(tx: PostgresTx, input: InboxInput, fn: (tx: PostgresTx) => Promise<unknown>): Promise<InboxOutcome> {
+  async function process(tx: Tx, input: InboxInput, fn: (tx: Tx) => Promise<unknown>): Promise<InboxOutcome> {
     assertInboxInput(input);
-    if (!tx || typeof tx.query !== 'function') {
+    if (!driver.isTx(tx)) {
       throw new OncelyError('invalid_state', 'oncely/postgres: inbox.process needs the transaction handle (tx) to write in');
     }
-    const { rowCount } = await storageCall('inbox.process', () => tx.query(sql.record, [input.consumer, input.eventId]));
+    const { rowCount } = await storageCall('inbox.process', () => driver.on(tx).query(sql.record, [input.consumer, input.eventId]));
     if (rowCount === 0) {
       // A safe emitter: a failing metrics sink must not turn a duplicate into a failure (and a redelivery loop).
       emit({ type: 'inbox_duplicate', consumer: input.consumer, eventId: input.eventId });
@@ -107,13 +125,13 @@ export function postgresInbox(options: PostgresInboxOptions): PostgresInbox {
     return 'processed';
   }
 
-  const inTransaction = <T>(work: (tx: PostgresTx) => Promise<T>) =>
-    driver.transaction(async (tx) => ({ action: 'commit', value: await work(tx) }));
+  const inTransaction = <T>(work: (tx: Tx) => Promise<T>) =>
+    driver.transaction(async (tx) => ({ action: 'commit' as const, value: await work(tx) }));
 
   /** The batch's inbox rows in one statement, then each new event's `fn` in order; `at.index` follows the fn running. */
-  async function applyBatch(tx: PostgresTx, consumer: string, items: readonly InboxBatchItem[], at: { index: number }): Promise<InboxOutcome[]> {
+  async function applyBatch(tx: Tx, consumer: string, items: readonly InboxBatchItem<Tx>[], at: { index: number }): Promise<InboxOutcome[]> {
     const { rows } = await storageCall('inbox.runBatch', () =>
-      tx.query<{ event_id: string }>(sql.recordMany, [consumer, items.map((item) => item.eventId)]),
+      driver.on(tx).query<{ event_id: string }>(sql.recordMany, [consumer, items.map((item) => item.eventId)]),
     );
     // An id the batch holds twice is new at its first place only.
     const fresh = new Set(rows.map((row) => row.event_id));
@@ -132,14 +150,14 @@ export function postgresInbox(options: PostgresInboxOptions): PostgresInbox {
     return done;
   }
 
-  async function runBatch(consumer: string, items: readonly InboxBatchItem[]): Promise<InboxBatchResult> {
+  async function runBatch(consumer: string, items: readonly InboxBatchItem<Tx>[]): Promise<InboxBatchResult> {
     for (const item of items) assertInboxInput({ consumer, eventId: item?.eventId });
     let failed: InboxBatchResult['failed'];
     // Each pass commits a prefix, or finds an earlier failure and tries again without it.
     for (let end = items.length; end > 0; ) {
       const at = { index: -1 };
       try {
-        const outcomes = await storageTransaction('postgres', 'inbox.runBatch', inTransaction<InboxOutcome[]>, (tx: PostgresTx) =>
+        const outcomes = await storageTransaction('postgres', 'inbox.runBatch', inTransaction<InboxOutcome[]>, (tx: Tx) =>
           applyBatch(tx, consumer, items.slice(0, end), at),
         );
         return failed ? { outcomes, failed } : { outcomes };
@@ -162,7 +180,7 @@ export function postgresInbox(options: PostgresInboxOptions): PostgresInbox {
       storageTransaction(
         'postgres',
         'inbox.run',
-        (work: (tx: PostgresTx) => Promise<InboxOutcome>) => driver.transaction(async (tx) => ({ action: 'commit', value: await work(tx) })),
+        inTransaction<InboxOutcome>,
         (tx) => process(tx, input, fn),
       ),
     purgeProcessed: ({ olderThanMs, limit }) =>

@@ -16,6 +16,9 @@ import { sqlState } from '../driver/sql-state.js';
 import { qualifiedName, type QuotedIdentifier, quoteIdentifier } from '../identifiers/identifier.js';
 import { outboxStatements } from './outbox-statements.js';
 import { type ChangedRow, changedOf, postgresSource } from './postgres-source.js';
+import { openWakeUp } from './wake-up.js';
+import type { TransactionBridge } from '../bridge/transaction-bridge.js';
+import { bridgeTxDriver, ownTxDriver, type TxDriver } from '../driver/tx-driver.js';
 import { traceApi } from '../trace/otel-api.js';
 
 const storageCall = storageGuard('postgres');
@@ -23,10 +26,8 @@ const storageCall = storageGuard('postgres');
 /** The table `migrate()` creates for the outbox unless told otherwise. */
 export const DEFAULT_OUTBOX_TABLE = 'oncely_outbox';
 
-/** Options of {@link postgresOutbox}. */
-export interface PostgresOutboxOptions extends SqlDriverOptions {
-  /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the outbox never closes it. */
-  readonly db: PostgresDb;
+/** Options of {@link postgresOutbox}, with oncely's own driver or a bridge. */
+interface OutboxTableOptions {
   /** Outbox table (default `oncely_outbox`); its sequences live in `<table>_sequences`, as `migrate()` names them. */
   readonly table?: string;
   /** Schema of both tables (default `public`). */
@@ -43,8 +44,27 @@ export interface PostgresOutboxOptions extends SqlDriverOptions {
   readonly trace?: TraceOption;
 }
 
-/** A PostgreSQL transactional outbox: the `Outbox` contract of `@oncely/core` over a `PostgresTx`. */
-export interface PostgresOutbox extends Outbox<PostgresTx> {
+/** Options of {@link postgresOutbox} on oncely's own driver. */
+export interface PostgresOutboxOptions extends SqlDriverOptions, OutboxTableOptions {
+  /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the outbox never closes it. */
+  readonly db: PostgresDb;
+  readonly bridge?: undefined;
+}
+
+/**
+ * Options of {@link postgresOutbox} through an ORM. `enqueue` takes the ORM's transaction; the
+ * NOTIFY still goes out at commit, but this outbox's `source` has no `subscribe` (relays poll): a
+ * relay that wants wake-ups takes the source of a `postgresOutbox({ db: pool })` on the same tables.
+ */
+export interface BridgedOutboxOptions<Db, Tx> extends OutboxTableOptions {
+  /** The ORM's database object; the outbox never closes it. */
+  readonly db: Db;
+  /** How oncely's statements go through the ORM. */
+  readonly bridge: TransactionBridge<Db, Tx>;
+}
+
+/** A PostgreSQL transactional outbox: the `Outbox` contract of `@oncely/core` over a `PostgresTx` (or an ORM's transaction). */
+export interface PostgresOutbox<Tx = PostgresTx> extends Outbox<Tx> {
   /** The quoted `"schema"."table"` holding the events. */
   readonly table: QuotedIdentifier;
   /**
@@ -57,7 +77,7 @@ export interface PostgresOutbox extends Outbox<PostgresTx> {
    * enqueue leaves `tx` aborted: roll it back. Pass the transaction, not the pool: on a pool or a
    * client outside a transaction the event would commit on its own.
    */
-  enqueue<P>(tx: PostgresTx, event: NewOutboxEvent<P>): Promise<OutboxEvent<P>>;
+  enqueue<P>(tx: Tx, event: NewOutboxEvent<P>): Promise<OutboxEvent<P>>;
 }
 
 interface EnqueuedRow {
@@ -73,7 +93,9 @@ interface EnqueuedRow {
  * sequence order, so the claim costs the same whatever the backlog. Delivery is
  * at-least-once: consumers deduplicate with an inbox (`postgresInbox`).
  */
-export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
+export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox;
+export function postgresOutbox<Db, Tx>(options: BridgedOutboxOptions<Db, Tx>): PostgresOutbox<Tx>;
+export function postgresOutbox<Db, Tx>(options: PostgresOutboxOptions | BridgedOutboxOptions<Db, Tx>): PostgresOutbox<Tx> {
   const schema = options.schema ?? 'public';
   const tableName = options.table ?? DEFAULT_OUTBOX_TABLE;
   const table = qualifiedName(schema, tableName);
@@ -85,15 +107,19 @@ export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
   };
   const channel = options.channel === false ? undefined : (options.channel ?? tableName);
   if (channel !== undefined) quoteIdentifier(channel, 'notification channel');
-  const driver = sqlDriver(options.db, options);
+  const own = options.bridge === undefined ? sqlDriver(options.db as PostgresDb, options as PostgresOutboxOptions) : undefined;
+  const driver = (own ? ownTxDriver(own) : bridgeTxDriver(options.db as Db, (options as BridgedOutboxOptions<Db, Tx>).bridge)) as TxDriver<Tx>;
   const sql = prepared(outboxStatements(tables, channel !== undefined));
+  const source = postgresSource(driver, sql);
+  // LISTEN needs a connection of oncely's own driver; through a bridge, relays poll.
+  if (own && channel !== undefined) source.subscribe = () => storageCall('outbox.subscribe', () => openWakeUp(options.db as PostgresDb, own, channel));
 
   return {
     table,
-    source: postgresSource(options.db, driver, sql, channel),
-    async enqueue<P>(tx: PostgresTx, input: NewOutboxEvent<P>): Promise<OutboxEvent<P>> {
+    source,
+    async enqueue<P>(tx: Tx, input: NewOutboxEvent<P>): Promise<OutboxEvent<P>> {
       const event = prepareOutboxEvent(input, captureTraceHeaders(await traceApi(options.trace)));
-      if (!tx || typeof tx.query !== 'function') {
+      if (!driver.isTx(tx)) {
         throw new OncelyError('invalid_state', 'oncely/postgres: enqueue needs the transaction handle (tx) to write in');
       }
       const params = [
@@ -108,7 +134,7 @@ export function postgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
       ];
       let rows: EnqueuedRow[];
       try {
-        ({ rows } = await tx.query<EnqueuedRow>(sql.enqueue, params));
+        ({ rows } = await driver.on(tx).query<EnqueuedRow>(sql.enqueue, params));
       } catch (error) {
         throw enqueueError(error);
       }

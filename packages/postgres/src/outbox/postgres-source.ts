@@ -1,8 +1,6 @@
 import { type ClaimedEvent, type OutboxSource, storageGuard } from '@oncely/core/adapter';
-import type { PostgresDb } from '../driver/postgres-db.js';
-import type { SqlDriver } from '../driver/sql-driver.js';
+import type { PostgresTx } from '../driver/postgres-db.js';
 import type { OutboxStatements } from './outbox-statements.js';
-import { openWakeUp } from './wake-up.js';
 
 /** A claimed row as the claim statement returns it. */
 interface EventRow {
@@ -53,10 +51,10 @@ const toClaimed = (row: EventRow): ClaimedEvent => ({
 const storageCall = storageGuard('postgres');
 
 /**
- * The relay side of a PostgreSQL outbox: every method is one statement on the database clock.
- * With a `channel`, `subscribe` LISTENs for the NOTIFY that `enqueue` sends at commit.
+ * The relay side of a PostgreSQL outbox: every method is one statement on the database clock
+ * (`driver` runs it outside any transaction). The outbox adds `subscribe` where it can LISTEN.
  */
-export function postgresSource(db: PostgresDb, driver: SqlDriver, sql: OutboxStatements, channel: string | undefined): OutboxSource {
+export function postgresSource(driver: PostgresTx, sql: OutboxStatements): OutboxSource {
   const source: OutboxSource = {
     name: 'postgres',
     async claim({ owner, limit, leaseMs }) {
@@ -97,6 +95,5 @@ export function postgresSource(db: PostgresDb, driver: SqlDriver, sql: OutboxSta
       return rowCount;
     },
   };
-  if (channel !== undefined) source.subscribe = () => storageCall('outbox.subscribe', () => openWakeUp(db, driver, channel));
   return source;
 }

@@ -9,15 +9,14 @@ import {
   storageTransaction,
   toStorageError,
 } from '@oncely/core/adapter';
-import type { PostgresTx } from '../driver/postgres-db.js';
-import type { SqlConnection, SqlDriver } from '../driver/sql-driver.js';
+import type { TxDriver } from '../driver/tx-driver.js';
 import { qualifiedName } from '../identifiers/identifier.js';
 import { prepared } from '../sql/prepared.js';
 import { flowStatements } from './flow-statements.js';
 
 const NAME = 'postgres';
 
-type FlowMethods = Pick<FlowStore<PostgresTx>, 'openFlow' | 'advance' | 'listAbandonedFlows'>;
+type FlowMethods<Tx> = Pick<FlowStore<Tx>, 'openFlow' | 'advance' | 'listAbandonedFlows'>;
 
 interface PhaseRow {
   readonly position: number;
@@ -41,14 +40,14 @@ const scopeParams = (scope: Scope) => [scope.tenant, scope.principal, scope.oper
  * (`sql/0007_flows.sql`). Each method is one transaction that first locks the record its token holds:
  * a takeover claim waits for it, and a lapsed owner finds no row and changes nothing.
  */
-export function postgresFlows(driver: SqlDriver, schema: string, table: string, storage: StorageGuard): FlowMethods {
+export function postgresFlows<Tx>(driver: TxDriver<Tx>, schema: string, table: string, storage: StorageGuard): FlowMethods<Tx> {
   const sql = prepared(
     flowStatements(qualifiedName(schema, table), qualifiedName(schema, `${table}_flow`), qualifiedName(schema, `${table}_flow_phase`)),
   );
   /** Our own statement inside a caller's phase: its failure is the store's, never the caller's. */
-  const own = async <R extends object>(tx: SqlConnection, text: string, params: unknown[]) => {
+  const own = async <R extends object>(tx: Tx, text: string, params: unknown[]) => {
     try {
-      return (await tx.query<R>(text, params)).rows;
+      return (await driver.on(tx).query<R>(text, params)).rows;
     } catch (error) {
       throw toStorageError(NAME, 'advance', error);
     }
@@ -57,7 +56,8 @@ export function postgresFlows(driver: SqlDriver, schema: string, table: string, 
   return {
     openFlow: (input) =>
       storage('openFlow', () =>
-        driver.transaction<FlowState | 'fence_lost'>(async (tx) => {
+        driver.transaction<FlowState | 'fence_lost'>(async (handle) => {
+          const tx = driver.on(handle);
           const params = scopeParams(input.scope);
           if ((await tx.query(sql.lockHeld, [...params, input.token])).rows.length === 0) return { action: 'rollback', value: 'fence_lost' as const };
           await tx.query(sql.dropStale, params);
@@ -68,8 +68,8 @@ export function postgresFlows(driver: SqlDriver, schema: string, table: string, 
         }),
       ),
 
-    advance: <T>(input: Parameters<FlowMethods['advance']>[0], work: (tx: PostgresTx) => Promise<{ result: string | undefined; value: T }>) =>
-      storageTransaction<SqlConnection, AdvanceResult<T>>(NAME, 'advance', (body) => driver.transaction(async (tx) => {
+    advance: <T>(input: Parameters<FlowMethods<Tx>['advance']>[0], work: (tx: Tx) => Promise<{ result: string | undefined; value: T }>) =>
+      storageTransaction<Tx, AdvanceResult<T>>(NAME, 'advance', (body) => driver.transaction(async (tx) => {
         // The end decided inside `body`; a rollback answer carries no writes.
         const value = await body(tx);
         return { action: value.kind === 'advanced' ? 'commit' : 'rollback', value };

@@ -7,8 +7,12 @@ import {
   integerOption,
   storageGuard,
   type TransactionClaim,
+  type TransactionDecision,
   toStorageError,
 } from '@oncely/core/adapter';
+import type { TransactionBridge } from '../bridge/transaction-bridge.js';
+import { bridgeTxDriver, joinedTx, ownTxDriver, type PostgresJoinable, type TxDriver } from '../driver/tx-driver.js';
+import { joinedTransaction, lostRecord, type TransactionSteps } from './joined-transaction.js';
 import type { PostgresDb, PostgresTx } from '../driver/postgres-db.js';
 import { endedConnection, type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
 import { prepared } from '../sql/prepared.js';
@@ -22,10 +26,8 @@ import { type ScriptedStore, scriptedTransaction, type TransactionPhase } from '
 /** The table `migrate()` creates unless told otherwise. */
 export const DEFAULT_TABLE = 'oncely_idempotency';
 
-/** Options of {@link postgresStore}. */
-export interface PostgresStoreOptions extends SqlDriverOptions {
-  /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the store never closes it. */
-  readonly db: PostgresDb;
+/** Options of {@link postgresStore}, shared by oncely's own driver and a bridge. */
+interface StoreTableOptions {
   /** Table of idempotency records (default `oncely_idempotency`); letters, digits and `_`. */
   readonly table?: string;
   /** Schema of that table (default `public`); letters, digits and `_`. */
@@ -38,11 +40,34 @@ export interface PostgresStoreOptions extends SqlDriverOptions {
   readonly lockTimeoutMs?: number;
 }
 
-/** A PostgreSQL idempotency store: lease mode (`run`), transactional mode (`runInTransaction`) and flows (`flow`). */
-export interface PostgresStore extends TransactionalStore<PostgresTx>, Omit<FlowStore<PostgresTx>, 'capabilities'> {
-  readonly capabilities: TransactionalStore<PostgresTx>['capabilities'] & { readonly flows: true };
+/** Options of {@link postgresStore} on oncely's own driver. */
+export interface PostgresStoreOptions extends SqlDriverOptions, StoreTableOptions {
+  /** A `pg.Pool`, a connected `pg.Client` or a PGlite instance; the store never closes it. */
+  readonly db: PostgresDb;
+  readonly bridge?: undefined;
+}
+
+/** Options of {@link postgresStore} through an ORM: its database object and the bridge that runs oncely's statements on it. */
+export interface BridgedStoreOptions<Db, Tx> extends StoreTableOptions {
+  /** The ORM's database object (Drizzle's `db`, a `Kysely`, a `Knex`); the store never closes it. */
+  readonly db: Db;
+  /** How oncely's statements and transactions go through the ORM (`drizzleBridge`, `kyselyBridge`, `knexBridge`, …). */
+  readonly bridge: TransactionBridge<Db, Tx>;
+}
+
+/**
+ * A PostgreSQL idempotency store: lease mode (`run`), transactional mode (`runInTransaction`, also
+ * joining a transaction the caller opened with `{ tx }`) and flows (`flow`). `Tx` is what handlers
+ * get as `context.tx`: a {@link PostgresTx} on oncely's own driver, the ORM's transaction through a
+ * bridge; `Join` is what `{ tx }` accepts.
+ */
+export interface PostgresStore<Tx = PostgresTx, Join = PostgresJoinable>
+  extends TransactionalStore<Tx, Join>,
+    Omit<FlowStore<Tx>, 'capabilities'> {
+  readonly capabilities: TransactionalStore<Tx>['capabilities'] & { readonly flows: true };
   /** The quoted `"schema"."table"` the store reads and writes. */
   readonly table: string;
+  join<T>(tx: Join, input: ClaimInput, work: (claim: TransactionClaim, tx: Tx) => Promise<TransactionDecision<T>>): Promise<T>;
 }
 
 const NAME = 'postgres';
@@ -54,14 +79,19 @@ const lockTimeoutSetting = (ms: number | undefined): string | null =>
 
 /**
  * Creates the PostgreSQL store. Run {@link migrate} (or the shipped SQL) first. Every method is one
- * statement; failures become `StorageError`s, and nothing runs without a claim.
+ * statement; failures become `StorageError`s, and nothing runs without a claim. With a `bridge`,
+ * every statement goes through the ORM and handlers get the ORM's own transaction as `context.tx`.
  */
-export function postgresStore(options: PostgresStoreOptions): PostgresStore {
-  const driver = sqlDriver(options.db, options);
+export function postgresStore(options: PostgresStoreOptions): PostgresStore;
+export function postgresStore<Db, Tx>(options: BridgedStoreOptions<Db, Tx>): PostgresStore<Tx, Tx>;
+export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedStoreOptions<Db, Tx>): PostgresStore<Tx, unknown> {
+  const own = options.bridge === undefined ? sqlDriver((options as PostgresStoreOptions).db, options as PostgresStoreOptions) : undefined;
+  const driver = (own ? ownTxDriver(own) : bridgeTxDriver(options.db as Db, (options as BridgedStoreOptions<Db, Tx>).bridge)) as TxDriver<Tx>;
   const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_TABLE);
   const lockTimeout = lockTimeoutSetting(options.lockTimeoutMs);
   const sql = prepared(storeStatements(table));
-  const scripted: ScriptedStore = { sql, prepare: options.preparedStatements ?? true, lockTimeout, attempts: CLAIM_ATTEMPTS };
+  const prepare = (options as PostgresStoreOptions).preparedStatements ?? true;
+  const scripted: ScriptedStore = { sql, prepare, lockTimeout, attempts: CLAIM_ATTEMPTS };
 
   const storage = storageGuard(NAME);
 
@@ -76,9 +106,40 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     throw new Error(`the claim did not settle in ${CLAIM_ATTEMPTS} attempts while the key kept changing`);
   }
 
+  /** The claim and the save inside a transaction, for every path but pg's scripted one. */
+  const steps: TransactionSteps = {
+    async claim(on, input) {
+      try {
+        return await claimOn(on, input, lockTimeout);
+      } catch (error) {
+        if (!isLockTimeout(error)) throw error;
+        // The transaction is aborted; the work answers in_progress and it rolls back.
+        return { kind: 'busy' };
+      }
+    },
+    async save(on, input, decision) {
+      const saved = await on.query(sql.save, [
+        ...scopeParams(input.scope),
+        input.token,
+        decision.state,
+        ...responseParams(decision.response),
+        decision.retentionMs,
+      ]);
+      if (saved.rows.length !== 1) throw lostRecord();
+    },
+  };
+
   async function fenced(operation: 'complete' | 'release' | 'extend', text: string, params: unknown[]): Promise<FenceResult> {
     return storage(operation, async () => ((await driver.query(text, params)).rows.length === 1 ? 'ok' : 'fence_lost'));
   }
+
+  /** Maps what a transaction threw by where it stood: the handler's own errors pass, the store's become StorageErrors. */
+  const failure = (phase: TransactionPhase, error: unknown) => {
+    // The handler's own error passes through unchanged; the rollback already undid the claim.
+    // A lost connection is the store's failure, wherever it surfaced: nothing committed.
+    if (phase === 'work' && !isConnectionLost(error)) return error;
+    return toStorageError(NAME, phase === 'work' ? 'transaction' : phase, error);
+  };
 
   return {
     name: NAME,
@@ -127,54 +188,56 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
           phase = now;
         };
         try {
-          const { session } = driver;
-          if (session) return await session((held) => scriptedTransaction(held, scripted, input, work, at));
+          const session = own?.session;
+          if (session) {
+            const run = work as unknown as (claim: TransactionClaim, tx: PostgresTx) => Promise<TransactionDecision<unknown>>;
+            return (await session((held) => scriptedTransaction(held, scripted, input, run, at))) as Awaited<ReturnType<typeof work>>['value'];
+          }
           phase = 'claim';
-          // PGlite, a replay in one call: a completed live record answers exactly as the claim would, so no transaction opens.
+          // A replay in one call: a completed live record answers exactly as the claim would, so no transaction opens.
           const [found] = (await driver.query<RecordRow>(sql.get, scopeParams(input.scope))).rows;
           if (found !== undefined && found.state !== 'in_progress') {
             phase = 'work';
-            return (await work({ kind: 'existing', record: toRecord(input.scope, found) }, endedConnection())).value;
+            // No transaction is open: the engine hands a tx to handlers of won claims only.
+            return (await work({ kind: 'existing', record: toRecord(input.scope, found) }, endedConnection() as unknown as Tx)).value;
           }
           // Prepared before the transaction opens, so the claim and the save inside it run planned.
-          await driver.prepare?.([lockTimeout === null ? sql.claim : sql.claimBounded, sql.save]);
+          await own?.prepare?.([lockTimeout === null ? sql.claim : sql.claimBounded, sql.save]);
           return await driver.transaction(async (tx) => {
             phase = 'claim';
-            let claim: TransactionClaim;
-            try {
-              claim = await claimOn(tx, input, lockTimeout);
-            } catch (error) {
-              if (!isLockTimeout(error)) throw error;
-              // The transaction is aborted; the work answers in_progress and it rolls back.
-              claim = { kind: 'busy' };
-            }
+            const on = driver.on(tx);
+            const claim = await steps.claim(on, input);
             phase = 'work';
             const decision = await work(claim, tx);
             if (decision.action === 'rollback' || claim.kind !== 'claimed') {
               return { action: 'rollback', value: decision.value };
             }
             phase = 'save';
-            const saved = await tx.query(sql.save, [
-              ...scopeParams(input.scope),
-              input.token,
-              decision.state,
-              ...responseParams(decision.response),
-              decision.retentionMs,
-            ]);
-            if (saved.rows.length !== 1) {
-              throw new OncelyError('lease_lost', 'oncely/postgres: the claimed record changed inside the transaction; nothing was committed');
-            }
+            await steps.save(on, input, decision);
             phase = 'commit';
             return { action: 'commit', value: decision.value };
           });
         } catch (error) {
-          // The handler's own error passes through unchanged; the rollback already undid the claim.
-          // A lost connection is the store's failure, wherever it surfaced: nothing committed.
-          if (phase === 'work' && !isConnectionLost(error)) throw error;
           // Before the handler ran, a serialization conflict just means: start over on a fresh snapshot.
           if (phase === 'claim' && isRetryableConflict(error) && attempt < CLAIM_ATTEMPTS) continue;
-          throw toStorageError(NAME, phase === 'work' ? 'transaction' : phase, error);
+          throw failure(phase, error);
         }
+      }
+    },
+
+    async join(joined, input, work) {
+      let phase = 'begin' as TransactionPhase;
+      const tx = own ? (joinedTx(joined as PostgresJoinable) as Tx) : (joined as Tx);
+      if (!own && !driver.isTx(tx)) {
+        throw new OncelyError('invalid_option', 'oncely/postgres: the transaction to join must be the ORM transaction object');
+      }
+      try {
+        return await joinedTransaction(steps, driver.on(tx), tx, input, work, (now) => {
+          phase = now;
+        });
+      } catch (error) {
+        // Inside the caller's snapshot a serialization conflict cannot be retried here: the caller retries its transaction.
+        throw failure(phase, error);
       }
     },
 

@@ -1,0 +1,22 @@
+import type { SqlResult } from '../driver/postgres-db.js';
+
+/**
+ * How oncely runs its statements through an ORM's database object and its transactions, so a
+ * handler, an outbox enqueue and an inbox record write through the ORM's own transaction object.
+ * `@oncely/postgres/drizzle`, `/kysely` and `/knex` export one each; any ORM that can run a
+ * parameterised statement inside its transaction can have one.
+ */
+export interface TransactionBridge<Db, Tx> {
+  /** Names the ORM in errors: `'drizzle'`, `'kysely'`, `'knex'`, … */
+  readonly name: string;
+  /** The ORM's own transaction on `db`: commits when `work` resolves, rolls back when it throws (rethrowing that error). */
+  transaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T>;
+  /** One of oncely's statements (`$1`…`$n` parameters) through `db` or `tx`: its rows, and the rows it affected or returned. */
+  query<R extends object>(on: Db | Tx, text: string, params: readonly unknown[]): Promise<SqlResult<R>>;
+}
+
+/** The database type a bridge takes. */
+export type BridgeDb<B> = B extends TransactionBridge<infer Db, infer _Tx> ? Db : never;
+
+/** The transaction type a bridge hands out. */
+export type BridgeTx<B> = B extends TransactionBridge<infer _Db, infer Tx> ? Tx : never;
