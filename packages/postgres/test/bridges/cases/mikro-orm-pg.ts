@@ -4,13 +4,13 @@ import { mikroOrmBridge } from '@oncely/postgres/mikro-orm';
 import type { BridgeCase } from './bridge-case.js';
 
 /** The business row as a MikroORM entity; its schema is chosen per `em.create` (each suite has its own). */
-interface Payment {
+export interface Payment {
   id: string;
   key: string;
   amount: number;
 }
 
-const Payment = new EntitySchema<Payment>({
+export const Payment = new EntitySchema<Payment>({
   name: 'Payment',
   tableName: 'bridge_payments',
   properties: {
