@@ -37,13 +37,14 @@ async function run<R extends object>(connection: PgConnection, text: string, par
  * MikroORM's own raw SQL (`em.execute`) takes `?` placeholders and inlines the values into the
  * text; oncely instead sends its `$n` statements with bound parameters on the transaction's
  * connection, so no value is ever written into SQL. To join a transaction the application opened
- * (`em.transactional`, `em.begin()`, `@Transactional()`), pass that `EntityManager`.
+ * (`em.transactional`, `em.begin()`, `@Transactional()`), pass that `EntityManager`. `Em` types the
+ * handlers' `tx`: `mikroOrmBridge<EntityManager>()` with `@mikro-orm/postgresql`'s `EntityManager`.
  */
-export function mikroOrmBridge(options: MikroOrmBridgeOptions = {}): TransactionBridge<EntityManager, EntityManager> {
+export function mikroOrmBridge<Em extends EntityManager = EntityManager>(options: MikroOrmBridgeOptions = {}): TransactionBridge<Em, Em> {
   return {
     name: 'mikro-orm',
-    transaction: (em, work) => em.transactional((tx) => work(tx), options),
-    async query<R extends object>(em: EntityManager, text: string, params: readonly unknown[]) {
+    transaction: (em, work) => em.transactional((tx) => work(tx as Em), options),
+    async query<R extends object>(em: Em, text: string, params: readonly unknown[]) {
       const trx = em.getTransactionContext<KnexTransaction>();
       if (trx !== undefined) {
         // The connection stays the transaction's until it ends; after that it may be someone else's.
