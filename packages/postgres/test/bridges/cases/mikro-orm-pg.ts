@@ -29,7 +29,6 @@ export const mikroOrmPg: BridgeCase<EntityManager, EntityManager> = {
       clientUrl: url,
       entities: [Payment],
       pool: { min: 0, max },
-      allowGlobalContext: true,
       debug: false,
     });
     return { db: orm.em, close: () => orm.close(true) };
