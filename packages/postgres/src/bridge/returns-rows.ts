@@ -50,7 +50,8 @@ function topLevelWords(text: string): string[] {
 /**
  * Whether one SQL statement answers rows (SELECT, VALUES, TABLE, SHOW, EXPLAIN, or INSERT, UPDATE,
  * DELETE, MERGE with a top-level RETURNING), or only a count of affected rows (anything else). A
- * `WITH` statement is judged by the statement its common table expressions lead to.
+ * `WITH` statement is judged by the statement its common table expressions lead to. Written for
+ * oncely's own statements, which it is tested against: backslash escapes in `E'…'` strings are not read.
  */
 export function returnsRows(text: string): boolean {
   const words = topLevelWords(text);
