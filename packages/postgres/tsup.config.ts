@@ -6,6 +6,8 @@ export default defineConfig({
   entry: [
     'src/index.ts',
     'src/drizzle.ts',
+    'src/kysely.ts',
+    'src/knex.ts',
     // One entry per ORM bridge, each importing only its ORM's types: nothing loads unless used.
     'src/typeorm.ts',
     'src/mikro-orm.ts',

@@ -32,9 +32,11 @@ export function ownTxDriver(driver: SqlDriver): TxDriver<PostgresTx> {
   };
 }
 
-/** The value of a rollback decision, thrown out of the ORM's callback so the ORM rolls back. */
-class RollbackDecided<T> {
-  constructor(readonly value: T) {}
+/** The value of a rollback decision, thrown out of the ORM's callback so the ORM rolls back (an Error, as some ORMs insist). */
+class RollbackDecided<T> extends Error {
+  constructor(readonly value: T) {
+    super('oncely/postgres: the transaction rolls back as decided');
+  }
 }
 
 /** An ORM's database and transactions through its bridge. */

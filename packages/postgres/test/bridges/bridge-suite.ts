@@ -72,6 +72,7 @@ export function bridgeSuite<Db, Tx>(orm: BridgeCase<Db, Tx>, options: BridgeSuit
           return postgresStore({ db: opened.db, bridge: orm.bridge, schema, table: own });
         },
         inspect: (conforming, scope) => rawRecord(observer, conforming.table, scope),
+        openTransaction: (_store, body) => orm.bridge.transaction(opened.db, body),
         raceRounds: 5,
       },
     );
@@ -155,46 +156,76 @@ export function bridgeSuite<Db, Tx>(orm: BridgeCase<Db, Tx>, options: BridgeSuit
       expect(await rows(key)).toEqual([10]);
     });
 
-    it("the ORM's own nested transactions inside the handler keep the claim: a committed savepoint stays, a rolled-back one goes, the outcome is saved", async () => {
-      const idempotency = engine();
-      const key = uniqueKey('nested');
-      const result = await idempotency.runInTransaction(paymentRequest(key), async ({ tx }) => {
-        await orm.insert(tx, schema, { key, amount: 1 });
-        await orm.nested(tx, async (inner) => {
-          await orm.insert(inner, schema, { key, amount: 2 });
+    if (orm.nesting === 'savepoint') {
+      it("the ORM's own nested transactions inside the handler keep the claim: a committed savepoint stays, a rolled-back one goes, the outcome is saved", async () => {
+        const idempotency = engine();
+        const key = uniqueKey('nested');
+        const result = await idempotency.runInTransaction(paymentRequest(key), async ({ tx }) => {
+          await orm.insert(tx, schema, { key, amount: 1 });
+          await orm.nested(tx, async (inner) => {
+            await orm.insert(inner, schema, { key, amount: 2 });
+          });
+          const inner = await orm
+            .nested(tx, async (nested) => {
+              await orm.insert(nested, schema, { key, amount: 3 });
+              throw new Error('rolled back to the savepoint');
+            })
+            .catch((error: unknown) => error);
+          expect((inner as Error).message).toBe('rolled back to the savepoint');
+          // The claim is still the transaction's: a write after the savepoint's rollback commits with it.
+          await orm.insert(tx, schema, { key, amount: 4 });
+          return { status: 201, body: { key } };
         });
-        const inner = await orm
-          .nested(tx, async (nested) => {
-            await orm.insert(nested, schema, { key, amount: 3 });
-            throw new Error('rolled back to the savepoint');
+        expect(result.kind).toBe('executed');
+        expect(await rows(key)).toEqual([1, 2, 4]);
+        expect((await record(key))?.state).toBe('succeeded');
+        expect((await idempotency.runInTransaction(paymentRequest(key), pay(key))).kind).toBe('replayed');
+
+        // A nested failure the handler lets through rolls back everything, the claim too.
+        const failed = uniqueKey('nested-fail');
+        const thrown = await idempotency
+          .runInTransaction(paymentRequest(failed), async ({ tx }) => {
+            await orm.insert(tx, schema, { key: failed, amount: 1 });
+            await orm.nested(tx, async (inner) => {
+              await orm.insert(inner, schema, { key: failed, amount: 2 });
+              throw new Error('nested failure');
+            });
+            return { status: 201 };
           })
           .catch((error: unknown) => error);
-        expect((inner as Error).message).toBe('rolled back to the savepoint');
-        // The claim is still the transaction's: a write after the savepoint's rollback commits with it.
-        await orm.insert(tx, schema, { key, amount: 4 });
-        return { status: 201, body: { key } };
+        expect((thrown as Error).message).toBe('nested failure');
+        expect(await rows(failed)).toEqual([]);
+        expect(await record(failed)).toBeUndefined();
       });
-      expect(result.kind).toBe('executed');
-      expect(await rows(key)).toEqual([1, 2, 4]);
-      expect((await record(key))?.state).toBe('succeeded');
-      expect((await idempotency.runInTransaction(paymentRequest(key), pay(key))).kind).toBe('replayed');
-
-      // A nested failure the handler lets through rolls back everything, the claim too.
-      const failed = uniqueKey('nested-fail');
-      const thrown = await idempotency
-        .runInTransaction(paymentRequest(failed), async ({ tx }) => {
-          await orm.insert(tx, schema, { key: failed, amount: 1 });
-          await orm.nested(tx, async (inner) => {
-            await orm.insert(inner, schema, { key: failed, amount: 2 });
-            throw new Error('nested failure');
-          });
-          return { status: 201 };
-        })
-        .catch((error: unknown) => error);
-      expect((thrown as Error).message).toBe('nested failure');
-      expect(await rows(failed)).toEqual([]);
-      expect(await record(failed)).toBeUndefined();
-    });
+    } else {
+      it("the ORM's refusal of a nested transaction inside the handler leaves the claim and the transaction as they were", async () => {
+        const idempotency = engine();
+        const key = uniqueKey('nested');
+        const result = await idempotency.runInTransaction(paymentRequest(key), async ({ tx }) => {
+          await orm.insert(tx, schema, { key, amount: 1 });
+          const refused = await orm.nested(tx, async () => undefined).then(
+            () => undefined,
+            (error: unknown) => error,
+          );
+          expect(refused).toBeInstanceOf(Error);
+          await orm.insert(tx, schema, { key, amount: 2 });
+          return { status: 201, body: { key } };
+        });
+        expect(result.kind).toBe('executed');
+        expect(await rows(key)).toEqual([1, 2]);
+        expect((await record(key))?.state).toBe('succeeded');
+        // Let through, the refusal is a handler error: everything rolls back, the claim too.
+        const failed = uniqueKey('nested-fail');
+        await expect(
+          idempotency.runInTransaction(paymentRequest(failed), async ({ tx }) => {
+            await orm.insert(tx, schema, { key: failed, amount: 1 });
+            await orm.nested(tx, async () => undefined);
+            return { status: 201 };
+          }),
+        ).rejects.toBeInstanceOf(Error);
+        expect([await rows(failed), await record(failed)]).toEqual([[], undefined]);
+      });
+    }
 
     it('outbox enqueue and inbox process take the ORM transaction: business row, outbox row, inbox row and saved response commit together, or roll back together', async () => {
       const idempotency = engine();

@@ -9,6 +9,8 @@ import type { BridgeCase } from './cases/bridge-case.js';
 import { paymentsTable } from './cases/bridge-case.js';
 import { drizzleNodePostgres } from './cases/drizzle-node-postgres.js';
 import { drizzlePostgresJs } from './cases/drizzle-postgres-js.js';
+import { knexCase } from './cases/knex.js';
+import { kyselyCase } from './cases/kysely.js';
 import { mikroOrmPg } from './cases/mikro-orm-pg.js';
 import { prismaAdapterPg } from './cases/prisma-adapter-pg.js';
 import { typeormPg } from './cases/typeorm-pg.js';
@@ -125,7 +127,7 @@ describe('round trips each ORM bridge adds over the ORM transaction alone (one I
     expect(added(raw)).toEqual({ first: 0, replay: 1, joinedFirst: 4, joinedReplay: 5 });
   });
 
-  for (const orm of [typeormPg, mikroOrmPg, prismaAdapterPg, drizzleNodePostgres, drizzlePostgresJs] as BridgeCase<unknown, unknown>[]) {
+  for (const orm of [typeormPg, mikroOrmPg, prismaAdapterPg, drizzleNodePostgres, drizzlePostgresJs, kyselyCase, knexCase] as BridgeCase<unknown, unknown>[]) {
     it(`${orm.name}: a first request adds the read, the claim and the save; a replay is the read alone; a join costs what it costs on raw pg`, async () => {
       const figures = await bridgeFigures(orm);
       expect(figures.alone).toBe(3);

@@ -1,7 +1,7 @@
 import { runStoreConformance } from '@oncely/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrate, postgresStore } from '../../src/index.js';
-import { createPool, dropSchema, rawRecord, uniqueSchema } from '../support/database.js';
+import { createPool, dropSchema, inClientTransaction, rawRecord, uniqueSchema } from '../support/database.js';
 
 const pool = createPool();
 const schema = uniqueSchema('conformance');
@@ -20,4 +20,5 @@ runStoreConformance({ describe, it, expect }, {
     return postgresStore({ db: pool, schema, table });
   },
   inspect: (store, scope) => rawRecord(pool, store.table, scope),
+  openTransaction: (_store, body) => inClientTransaction(pool, body),
 });

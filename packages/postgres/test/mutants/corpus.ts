@@ -147,6 +147,11 @@ export const corpus: readonly Mutant[] = [
       }),
   },
   {
+    bug: "a join commits on its own instead of in the caller's transaction",
+    clause: 'tx.join',
+    wrap: ({ store }) => replacing(store, { join: (_tx, input, work) => store.transaction(input, work) }),
+  },
+  {
     bug: 'complete checks, then writes',
     clause: 'store.cas.atomic',
     wrap: ({ store, db }) =>

@@ -1,7 +1,7 @@
 import { type RecordedTest, recordSuite, runStoreConformance, type TestRunner } from '@oncely/testkit';
 import { afterAll } from 'vitest';
 import { migrate, postgresStore } from '../../src/index.js';
-import { createPool, dropSchema, rawRecord, uniqueSchema } from '../support/database.js';
+import { createPool, dropSchema, inClientTransaction, rawRecord, uniqueSchema } from '../support/database.js';
 import type { Mutant } from './corpus.js';
 import { type MutatedPool, mutatedPool } from './mutated-pool.js';
 
@@ -40,10 +40,12 @@ export function mutantRunner(label: string) {
             const db = mutatedPool(pool, mutant?.sql ?? []);
             pools.push(db);
             const store = postgresStore({ db, schema, table, preparedStatements: false });
-            return Object.assign(mutant?.wrap ? mutant.wrap({ store, db }) : store, { end: () => pool.end() });
+            return Object.assign(mutant?.wrap ? mutant.wrap({ store, db }) : store, { end: () => pool.end(), pool: db });
           },
           closeStore: (store) => (store as unknown as { end(): Promise<void> }).end(),
           inspect: (store, scope) => rawRecord(admin, store.table, scope),
+          // The caller's transaction on the store's own (mutated) pool, so the join's statements meet the bug.
+          openTransaction: (store, body) => inClientTransaction((store as unknown as { pool: MutatedPool }).pool as never, body),
           // Long enough that a loaded CI machine does not lapse a lease the test means to hold.
           shortLeaseMs: 300,
           raceSize: over.raceSize ?? 20,

@@ -28,6 +28,7 @@ runStoreConformance({ describe, it, expect }, {
     return postgresStore({ db, table });
   },
   inspect: (store, scope) => rawRecord(db, store.table, scope),
+  openTransaction: (_store, body) => db.transaction(body),
   // PGlite runs every statement in turn on its one connection: its races cannot overlap, so they run small.
   raceSize: 10,
   raceRounds: 4,

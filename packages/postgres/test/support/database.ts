@@ -62,3 +62,19 @@ export async function rawRecord(
   );
   return rows[0] as { state: string; fence: number; lease_token: string | null; response_status: number | null } | undefined;
 }
+
+/** BEGIN, `body(client)`, COMMIT on a client of `pool` (ROLLBACK and rethrow when `body` throws): the application's own transaction. */
+export async function inClientTransaction<T>(pool: { connect(): Promise<pg.PoolClient> }, body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const value = await body(client);
+    await client.query('COMMIT');
+    return value;
+  } catch (error) {
+    await client.query('ROLLBACK');
+    throw error;
+  } finally {
+    client.release();
+  }
+}

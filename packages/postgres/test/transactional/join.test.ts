@@ -4,7 +4,7 @@ import { uniqueKey } from '@oncely/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, postgresStore } from '../../src/index.js';
 import { charge, createBusinessTables, ledger, openAccount } from '../support/business.js';
-import { migratedSchema, rawRecord } from '../support/database.js';
+import { inClientTransaction, migratedSchema, rawRecord } from '../support/database.js';
 
 const { pool, schema, table } = migratedSchema('join', { max: 12 });
 beforeAll(() => createBusinessTables(pool, schema));
@@ -19,21 +19,8 @@ async function scenario() {
   return { account, key: uniqueKey('join'), books: () => ledger(pool, schema, account) };
 }
 
-/** BEGIN … COMMIT (or ROLLBACK when `body` throws) on a client of the pool: the application's own transaction. */
-async function inTransaction<T>(body: (client: import('pg').PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const value = await body(client);
-    await client.query('COMMIT');
-    return value;
-  } catch (error) {
-    await client.query('ROLLBACK');
-    throw error;
-  } finally {
-    client.release();
-  }
-}
+/** The application's own transaction on a client of the pool. */
+const inTransaction = <T>(body: (client: import('pg').PoolClient) => Promise<T>) => inClientTransaction(pool, body);
 
 describe('joining a pg transaction the application opened: runInTransaction(request, handler, { tx: client })', () => {
   const idempotency = createIdempotency({ store: postgresStore({ db: pool, schema }) });

@@ -1,4 +1,4 @@
-import type { IdempotencyStore, Scope } from '@oncely/core';
+import type { IdempotencyStore, JoinOf, Scope } from '@oncely/core';
 
 /** The groups of the store suite; each is also exported on its own (`storeClaimTests`, …). */
 export type StoreGroup = 'claim' | 'leases' | 'expiry' | 'races' | 'engine' | 'scopes' | 'transactions' | 'model';
@@ -21,6 +21,12 @@ export interface StoreConformanceOptions<S extends IdempotencyStore> {
    * Returns undefined when nothing is stored for the scope.
    */
   readonly inspect?: (store: S, scope: Scope) => Promise<{ readonly state: string } | undefined>;
+  /**
+   * Opens a transaction of the caller's own, for the `tx.join` test of a store with `join`: runs
+   * `body` in it, commits when `body` resolves, rolls back and rethrows when it throws. A store with
+   * `join` fails that test without it.
+   */
+  readonly openTransaction?: <T>(store: S, body: (tx: JoinOf<S>) => Promise<T>) => Promise<T>;
   /** Lease used by the lease and expiry tests, in ms (default 400: long enough for a slow CI round trip). */
   readonly shortLeaseMs?: number;
   /** Concurrent attempts in each race (default 50). */

@@ -92,6 +92,42 @@ export function storeTransactionTests<S extends IdempotencyStore>(runner: TestRu
       must('tx.rollback.released', 'a released outcome was committed', await engine.get(request(key))).toBeUndefined();
     });
 
+    transactional(
+      ['tx.join'],
+      "joining the caller's transaction: the record commits with it, a handler error undoes only the store's part, the caller's rollback keeps nothing",
+      async (store) => {
+        if (typeof (store as { join?: unknown }).join !== 'function') return;
+        const open = options.openTransaction;
+        must('tx.join', 'the store has join but the suite was given no openTransaction to call it in', typeof open).toBe('function');
+        if (!open) return;
+        const engine = createIdempotency({ store, leaseMs: LONG });
+        const kept = uniqueKey('tx-join');
+        const failed = uniqueKey('tx-join-error');
+        const dropped = uniqueKey('tx-join-rollback');
+        await open(store, async (tx) => {
+          const failure = await engine
+            .runInTransaction(request(failed), async () => {
+              throw new Error('handler failed in a joined transaction');
+            }, { tx })
+            .catch((error: unknown) => error);
+          must('tx.join', "a joined handler's error did not reach the caller unchanged", (failure as Error).message).toBe('handler failed in a joined transaction');
+          // The caller's transaction is still usable after the failure: a second join executes in it.
+          const first = await engine.runInTransaction(request(kept), async () => ({ status: 201, body: { id: 'pay_join' } }), { tx });
+          must('tx.join', 'a join after a failed one in the same transaction did not execute', first.kind).toBe('executed');
+        });
+        must('tx.join', 'a record joined into a committed transaction was not kept', (await engine.get(request(kept)))?.state).toBe('succeeded');
+        must('tx.join', 'the record of a handler that failed in a joined transaction was kept', await engine.get(request(failed))).toBeUndefined();
+        const rollback = new Error('the caller rolls back');
+        const thrown = await open(store, async (tx) => {
+          await engine.runInTransaction(request(dropped), async () => ({ status: 201 }), { tx });
+          throw rollback;
+        }).catch((error: unknown) => error);
+        must('tx.join', "the caller's own error did not come back from its transaction", thrown).toBe(rollback);
+        must('tx.join', 'a record joined into a transaction the caller rolled back was kept', await engine.get(request(dropped))).toBeUndefined();
+        must('tx.join', 'a joined, committed record did not replay', (await engine.runInTransaction(request(kept), async () => ({ status: 500 }))).kind).toBe('replayed');
+      },
+    );
+
     transactional(['tx.mismatch'], 'a different request in a transaction never executes', async (store) => {
       const engine = createIdempotency({ store, leaseMs: LONG });
       const key = uniqueKey('tx-mismatch');

@@ -25,7 +25,12 @@ export interface BridgeCase<Db, Tx> {
   open(url: string, max: number, schema: string): Promise<OpenedDb<Db>>;
   /** Inserts `row` into `"<schema>".bridge_payments` with the ORM inside `tx`; resolves with its id. */
   insert(tx: Tx, schema: string, row: PaymentRow): Promise<string>;
-  /** Runs `work` in the ORM's own nested transaction (a savepoint) inside `tx`; rejects as `work` does. */
+  /**
+   * What the ORM does with a transaction opened inside `tx`: `savepoint` (it nests under a savepoint,
+   * Drizzle and Knex) or `refused` (it throws, Kysely's `trx.transaction()`).
+   */
+  readonly nesting: 'savepoint' | 'refused';
+  /** Runs `work` in the ORM's own nested transaction inside `tx`; rejects as `work` does (or as the ORM refuses). */
   nested(tx: Tx, work: (inner: Tx) => Promise<void>): Promise<void>;
   /** The id of the connection `tx` runs on (`SELECT pg_backend_pid()` through the ORM). */
   backendPid(tx: Tx): Promise<number>;

@@ -29,6 +29,8 @@ export const drizzleNodePostgres: BridgeCase<Db, Tx> = {
     const [inserted] = await tx.insert(payments(schema)).values(row).returning({ id: payments(schema).id });
     return String(inserted!.id);
   },
+  // Drizzle's nested transaction is a savepoint: tx.transaction(…).
+  nesting: 'savepoint',
   nested: (tx, work) => tx.transaction((inner) => work(inner)),
   async backendPid(tx) {
     const result = await tx.execute<{ pid: number }>(sql`SELECT pg_backend_pid() AS pid`);

@@ -38,6 +38,7 @@ export const mikroOrmPg: BridgeCase<EntityManager, EntityManager> = {
     await tx.flush();
     return String(payment.id);
   },
+  nesting: 'savepoint',
   // A nested em.transactional is a savepoint (MikroORM's default propagation, NESTED).
   nested: (tx, work) => tx.transactional((inner) => work(inner)),
   async backendPid(tx) {

@@ -20,6 +20,7 @@ export const prismaAdapterPg: BridgeCase<PrismaClient, Tx> = {
     const payment = await tx.payment.create({ data: { key: row.key, amount: row.amount } });
     return String(payment.id);
   },
+  nesting: 'savepoint',
   // Prisma 7 runs a $transaction inside an interactive transaction as a savepoint.
   nested: (tx, work) => tx.$transaction((inner) => work(inner)),
   async backendPid(tx) {

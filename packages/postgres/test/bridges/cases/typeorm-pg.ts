@@ -21,6 +21,7 @@ export const typeormPg: BridgeCase<TypeormDb, EntityManager> = {
       .execute();
     return String((result.raw as { id: string }[])[0]!.id);
   },
+  nesting: 'savepoint',
   // A transaction inside a transaction's manager is a savepoint on the same query runner.
   nested: (tx, work) => tx.transaction((inner) => work(inner)),
   async backendPid(tx) {

@@ -1,0 +1,31 @@
+import { OncelyError } from '@oncely/core';
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import { sqlResult } from './sql-result.js';
+import type { TransactionBridge } from './transaction-bridge.js';
+
+/**
+ * The Kysely bridge (PostgresDialect, or any dialect on a PostgreSQL driver): oncely's statements
+ * run as `CompiledQuery.raw(text, params)` through `db.executeQuery` / `trx.executeQuery`, with
+ * PostgreSQL's own `$n` parameters as they are; its transactions are `db.transaction().execute(…)`,
+ * and handlers get Kysely's `trx`, typed with your database interface:
+ *
+ * ```ts
+ * const store = postgresStore({ db, bridge: kyselyBridge<Database>() });
+ * await idempotency.runInTransaction(request, async ({ tx }) => { await tx.insertInto('payments').values(row).execute(); … });
+ * ```
+ */
+export function kyselyBridge<DB>(): TransactionBridge<Kysely<DB>, Transaction<DB>> {
+  return {
+    name: 'kysely',
+    transaction: (db, work) => {
+      if (typeof db?.transaction !== 'function') throw new OncelyError('invalid_option', 'oncely/postgres: kyselyBridge needs a Kysely instance as db');
+      return db.transaction().execute(work);
+    },
+    async query(on, text, params) {
+      const result = await on.executeQuery(CompiledQuery.raw(text, [...params]));
+      const { rows, numAffectedRows } = result as { rows: unknown[]; numAffectedRows?: bigint };
+      // Kysely reports a count for INSERT, UPDATE, DELETE and MERGE only; for the rest, the rows returned.
+      return sqlResult({ rows, rowCount: numAffectedRows === undefined ? rows.length : Number(numAffectedRows) });
+    },
+  };
+}
