@@ -16,6 +16,7 @@ import { runBrokersSuite } from './outbox/brokers-suite.js';
 import { runOutboxDrainSuite } from './outbox/drain-suite.js';
 import { runOutboxSuite } from './outbox/outbox-suite.js';
 import { dropBenchDatabase } from './postgres/bench-database.js';
+import { runBridgesSuite } from './postgres/bridges-suite.js';
 import { runPostgresSuite } from './postgres/postgres-suite.js';
 import { runRecoverySuite } from './recovery/recovery-suite.js';
 import { runRedisSuite } from './redis/redis-suite.js';
@@ -55,6 +56,7 @@ async function runSuite(suite: SuiteName, options: BenchOptions, report: Report,
   if (suite === 'engine') await runEngineSuite(options, report);
   if (suite === 'redis') await runRedisSuite(redis!, options, report);
   if (suite === 'postgres') await runPostgresSuite(options, report);
+  if (suite === 'bridges') await runBridgesSuite(options, report);
   if (suite.startsWith('http-')) await runHttpSuite(suite.slice('http-'.length) as BindingName, redis!, options, report);
   if (suite === 'outbox') await runOutboxSuite(redis!, options, report);
   if (suite === 'outbox-drain') await runOutboxDrainSuite(redis!, options, report);

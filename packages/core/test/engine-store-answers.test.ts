@@ -320,3 +320,47 @@ describe('a transaction that fails after its work decided is a StorageError, wha
     expect(outcome).toMatchObject({ code: 'storage_error', operation: 'commit' });
   });
 });
+
+describe('runInTransaction with { tx }: joining the caller transaction', () => {
+  it('on a transactional store without join is capability_missing, and nothing is claimed', async () => {
+    let ran = false;
+    const store = transactional((claim) => claim);
+    const outcome = await createIdempotency({ store })
+      .runInTransaction(base, async () => {
+        ran = true;
+        return { status: 201 };
+      }, { tx: { id: 'caller' } })
+      .catch((error: unknown) => error);
+    expect(outcome).toMatchObject({ code: 'capability_missing' });
+    expect(ran).toBe(false);
+    expect(await store.get({ ...base })).toBeUndefined();
+  });
+
+  it.each([null, undefined])('a tx of %s is invalid_option before the store is called', async (tx) => {
+    const joined: string[] = [];
+    const store = Object.assign(transactional((claim) => claim), {
+      join: async () => {
+        joined.push('join');
+        return undefined as never;
+      },
+    });
+    const outcome = await createIdempotency({ store }).runInTransaction(base, async () => ({ status: 201 }), { tx: tx as never }).catch((error: unknown) => error);
+    expect(outcome).toMatchObject({ code: 'invalid_option' });
+    expect(joined).toEqual([]);
+  });
+
+  it("calls the store's join with the caller's tx, and the handler gets the tx join hands it", async () => {
+    const seen: unknown[] = [];
+    const inner = transactional((claim) => claim);
+    const store: TransactionalStore<{ id: string }> = {
+      ...inner,
+      join: (tx, input, work) => inner.transaction(input, (claim) => work(claim, { id: `joined ${tx.id}` })),
+    };
+    const result = await createIdempotency({ store }).runInTransaction(base, async ({ tx }) => {
+      seen.push(tx);
+      return { status: 201 };
+    }, { tx: { id: 'caller' } });
+    expect(result.kind).toBe('executed');
+    expect(seen).toEqual([{ id: 'joined caller' }]);
+  });
+});

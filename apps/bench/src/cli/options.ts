@@ -1,5 +1,5 @@
 /** Every suite the bench can run, in the order it runs them. */
-export const SUITES = ['jitter', 'engine', 'redis', 'postgres', 'http-fetch', 'http-express', 'http-fastify', 'http-hono', 'outbox', 'outbox-drain', 'brokers', 'recovery'] as const;
+export const SUITES = ['jitter', 'engine', 'redis', 'postgres', 'bridges', 'http-fetch', 'http-express', 'http-fastify', 'http-hono', 'outbox', 'outbox-drain', 'brokers', 'recovery'] as const;
 
 /** Names that stand for several suites: `--only=http` runs every HTTP binding's. */
 const GROUPS: Readonly<Record<string, readonly SuiteName[]>> = {

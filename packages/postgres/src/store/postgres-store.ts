@@ -194,8 +194,9 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
             return (await session((held) => scriptedTransaction(held, scripted, input, run, at))) as Awaited<ReturnType<typeof work>>['value'];
           }
           phase = 'claim';
-          // A replay in one call: a completed live record answers exactly as the claim would, so no transaction opens.
-          const [found] = (await driver.query<RecordRow>(sql.get, scopeParams(input.scope))).rows;
+          // PGlite, a replay in one call: a completed live record answers exactly as the claim would, so no
+          // transaction opens. Through a bridge the read would be a round trip more on every first request.
+          const [found] = own ? (await driver.query<RecordRow>(sql.get, scopeParams(input.scope))).rows : [];
           if (found !== undefined && found.state !== 'in_progress') {
             phase = 'work';
             // No transaction is open: the engine hands a tx to handlers of won claims only.
