@@ -1,5 +1,6 @@
 import { OncelyError } from '@oncely/core';
-import { type SQL, sql } from 'drizzle-orm';
+import { entityKind, type SQL, sql } from 'drizzle-orm';
+import type { PgPoolLike } from '../driver/postgres-db.js';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { splitParameters, sqlResult } from './sql-result.js';
 import type { TransactionBridge } from './transaction-bridge.js';
@@ -10,6 +11,19 @@ export type DrizzlePgDatabase = PgDatabase<PgQueryResultHKT, any, any>;
 
 /** The transaction object `db.transaction` hands its callback, with the database's own schema and driver types. */
 export type DrizzleTransaction<Db extends DrizzlePgDatabase> = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+/** What Drizzle's node-postgres session holds (its own fields, read to build a transaction over a held connection). */
+interface DrizzleSessionParts {
+  readonly dialect: unknown;
+  readonly schema: unknown;
+  readonly options: unknown;
+}
+
+/** Drizzle's node-postgres database: its session is a `NodePgSession` (Drizzle's entity kind names it). */
+const isNodePg = (db: unknown) => {
+  const session = (db as { session?: { constructor?: Record<symbol, unknown> } }).session;
+  return String(session?.constructor?.[entityKind]) === 'NodePgSession';
+};
 
 /** A statement with `$n` parameters as a Drizzle `sql` query: every `$n` becomes a bound parameter, never text. */
 export function drizzleStatement(text: string, params: readonly unknown[]): SQL {
@@ -41,5 +55,19 @@ export function drizzleBridge<Db extends DrizzlePgDatabase = DrizzlePgDatabase>(
       return db.transaction((tx) => work(tx as DrizzleTransaction<Db>));
     },
     query: async (on, text, params) => sqlResult(await (on as DrizzlePgDatabase).execute(drizzleStatement(text, params))),
+    pg: {
+      pool: (db) => {
+        const client = (db as { $client?: unknown }).$client as Partial<PgPoolLike> | undefined;
+        // node-postgres on a pg.Pool only: postgres.js, PGlite and a single pg.Client keep Drizzle's own transaction.
+        return typeof client?.connect === 'function' && typeof client.totalCount === 'number' && isNodePg(db) ? (client as PgPoolLike) : undefined;
+      },
+      async transactionOn(db, client) {
+        // Loaded only here, where pg is installed: the node-postgres flavour of Drizzle's session and transaction.
+        const { NodePgSession, NodePgTransaction } = await import('drizzle-orm/node-postgres');
+        const session = (db as unknown as { session: DrizzleSessionParts }).session;
+        const held = new NodePgSession(client as never, session.dialect as never, session.schema as never, session.options as never);
+        return new NodePgTransaction(session.dialect as never, held, session.schema as never) as unknown as DrizzleTransaction<Db>;
+      },
+    },
   };
 }

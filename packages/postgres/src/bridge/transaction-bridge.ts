@@ -1,4 +1,4 @@
-import type { SqlResult } from '../driver/postgres-db.js';
+import type { PgClientLike, PgPoolLike, SqlResult } from '../driver/postgres-db.js';
 
 /**
  * How oncely runs its statements through an ORM's database object and its transactions, so a
@@ -13,6 +13,16 @@ export interface TransactionBridge<Db, Tx> {
   transaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T>;
   /** One of oncely's statements (`$1`…`$n` parameters) through `db` or `tx`: its rows, and the rows it affected or returned. */
   query<R extends object>(on: Db | Tx, text: string, params: readonly unknown[]): Promise<SqlResult<R>>;
+  /**
+   * Optional, for an ORM on `pg`: the `pg.Pool` under `db` (undefined when `db` is on another driver),
+   * and the ORM's transaction object over one of its connections inside a transaction oncely opened.
+   * With it the store sends the claim with `BEGIN` and the save with `COMMIT`, one message each, as on
+   * raw `pg`: a first request adds no round trip to the ORM's transaction.
+   */
+  readonly pg?: {
+    pool(db: Db): PgPoolLike | undefined;
+    transactionOn(db: Db, client: PgClientLike): Promise<Tx>;
+  };
 }
 
 /** The database type a bridge takes. */

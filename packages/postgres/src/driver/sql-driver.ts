@@ -44,6 +44,8 @@ export interface PgSession {
   readonly watch: ConnectionWatch;
   /** The connection's state is unknown (a failed COMMIT or ROLLBACK): a pool destroys it instead of reusing it. */
   broken(error: unknown): void;
+  /** The connection itself, for an ORM bridge that builds its transaction object over it (`TransactionBridge.pg`). */
+  readonly client: PgClientLike;
 }
 
 /** One database behind one interface, whichever driver it is. */
@@ -216,6 +218,7 @@ function pgSession(client: PgClientLike, prepare: boolean, broken: (error: unkno
     closeTx: handle.close,
     watch,
     broken,
+    client,
   };
 }
 

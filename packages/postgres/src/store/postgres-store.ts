@@ -48,7 +48,7 @@ export interface PostgresStoreOptions extends SqlDriverOptions, StoreTableOption
 }
 
 /** Options of {@link postgresStore} through an ORM: its database object and the bridge that runs oncely's statements on it. */
-export interface BridgedStoreOptions<Db, Tx> extends StoreTableOptions {
+export interface BridgedStoreOptions<Db, Tx> extends StoreTableOptions, SqlDriverOptions {
   /** The ORM's database object (Drizzle's `db`, a `Kysely`, a `Knex`); the store never closes it. */
   readonly db: Db;
   /** How oncely's statements and transactions go through the ORM (`drizzleBridge`, `kyselyBridge`, `knexBridge`, …). */
@@ -87,6 +87,10 @@ export function postgresStore<Db, Tx>(options: BridgedStoreOptions<Db, Tx>): Pos
 export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedStoreOptions<Db, Tx>): PostgresStore<Tx, unknown> {
   const own = options.bridge === undefined ? sqlDriver((options as PostgresStoreOptions).db, options as PostgresStoreOptions) : undefined;
   const driver = (own ? ownTxDriver(own) : bridgeTxDriver(options.db as Db, (options as BridgedStoreOptions<Db, Tx>).bridge)) as TxDriver<Tx>;
+  // An ORM on a pg.Pool whose bridge can build its transaction over a connection: oncely's own BEGIN and COMMIT.
+  const onPg = options.bridge?.pg;
+  const pgPool = onPg?.pool(options.db as Db);
+  const scriptedPg = onPg && pgPool ? { bridge: onPg, driver: sqlDriver(pgPool, options) } : undefined;
   const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_TABLE);
   const lockTimeout = lockTimeoutSetting(options.lockTimeoutMs);
   const sql = prepared(storeStatements(table));
@@ -192,6 +196,13 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
           if (session) {
             const run = work as unknown as (claim: TransactionClaim, tx: PostgresTx) => Promise<TransactionDecision<unknown>>;
             return (await session((held) => scriptedTransaction(held, scripted, input, run, at))) as Awaited<ReturnType<typeof work>>['value'];
+          }
+          const bridged = scriptedPg?.driver.session;
+          if (scriptedPg && bridged) {
+            // The handler gets the ORM's transaction over the connection the claim and BEGIN went out on.
+            return await bridged((held) =>
+              scriptedTransaction(held, scripted, input, async (claim) => work(claim, await scriptedPg.bridge.transactionOn(options.db as Db, held.client)), at),
+            );
           }
           phase = 'claim';
           // PGlite, a replay in one call: a completed live record answers exactly as the claim would, so no
