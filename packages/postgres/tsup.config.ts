@@ -3,7 +3,16 @@ import { defineConfig } from 'tsup';
 import { esbuildMigrations } from './build/sql-migrations.js';
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/drizzle.ts', 'src/kysely.ts', 'src/knex.ts'],
+  entry: [
+    'src/index.ts',
+    'src/drizzle.ts',
+    'src/kysely.ts',
+    'src/knex.ts',
+    // One entry per ORM bridge, each importing only its ORM's types: nothing loads unless used.
+    'src/typeorm.ts',
+    'src/mikro-orm.ts',
+    'src/prisma.ts',
+  ],
   format: ['esm', 'cjs'],
   dts: true,
   // Keep dist in place while rebuilding: fixtures and other packages may be importing it.

@@ -3,6 +3,7 @@
 export { type ConnectionStormOptions, type ConnectionStormResult, connectionStorm, type Killer, type StormedParties, terminateBackends } from './connection-storm.js';
 export { credit, eventOf, ledger, recorder } from './event-fixtures.js';
 export { type AppliedRow, createPool, DATABASE_URL, exactlyOnceInOrder, outboxTables, type OutboxTable, type PostgresModule } from './outbox-tables.js';
+export { frontendMessageCounter, type PgRoundTripProxy, type PgTraffic, startPgRoundTripProxy } from './pg-round-trip-proxy.js';
 export { type PointMessage, type Process, type ProcessControlOptions, type ProcessScript, processControl, startProcess } from './process-control.js';
 export { processStorm, type ProcessStormOptions, type ProcessStormResult, STORM } from './process-storm.js';
 export { reachable, reachableAs } from './reachable.js';

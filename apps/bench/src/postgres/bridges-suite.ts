@@ -3,6 +3,9 @@ import { migrate, postgresStore, type TransactionBridge } from '@oncely/postgres
 import { drizzleBridge } from '@oncely/postgres/drizzle';
 import { knexBridge } from '@oncely/postgres/knex';
 import { kyselyBridge } from '@oncely/postgres/kysely';
+import { mikroOrmBridge } from '@oncely/postgres/mikro-orm';
+import { typeormBridge } from '@oncely/postgres/typeorm';
+import { type EntityManager as MikroEntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { sql as drizzleSql } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
@@ -10,6 +13,7 @@ import knex from 'knex';
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import postgres from 'postgres';
+import { DataSource, type EntityManager as TypeormManager } from 'typeorm';
 import type { BenchOptions } from '../cli/options.js';
 import { markdownTable } from '../harness/markdown.js';
 import type { Report } from '../harness/report.js';
@@ -74,8 +78,11 @@ async function countSubject<Db, Tx>(subject: Subject<Db, Tx>, counter: TrafficCo
   return { baseline, oncely, replay, join };
 }
 
-/** The subjects, each on its own connection through the proxy (one connection: nothing else shares the count). */
-function subjects(url: string): Subject<unknown, unknown>[] {
+/**
+ * The subjects, each on its own connection through the proxy (one connection: nothing else shares the count).
+ * Prisma is not among them: it needs a generated client; @oncely/postgres's test/bridges/round-trips.test.ts counts it with this proxy.
+ */
+async function subjects(url: string): Promise<Subject<unknown, unknown>[]> {
   const pool = new pg.Pool({ connectionString: url, max: 1 });
   const drizzlePool = new pg.Pool({ connectionString: url, max: 1 });
   const nodePg = drizzleNodePg(drizzlePool);
@@ -84,6 +91,8 @@ function subjects(url: string): Subject<unknown, unknown>[] {
   const kyselyPool = new pg.Pool({ connectionString: url, max: 1 });
   const kysely = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool: kyselyPool }) });
   const knexDb = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
+  const dataSource = await new DataSource({ type: 'postgres', url, poolSize: 1 }).initialize();
+  const mikro = await MikroORM.init({ clientUrl: url, entities: [], discovery: { warnWhenNoEntities: false }, pool: { min: 0, max: 1 } });
   const list = [
     {
       name: 'pg (raw driver, oncely\'s own path)',
@@ -143,6 +152,26 @@ function subjects(url: string): Subject<unknown, unknown>[] {
       },
       close: () => knexDb.destroy(),
     },
+    {
+      name: 'TypeORM (pg)',
+      db: dataSource,
+      bridge: typeormBridge(),
+      transaction: (work: (tx: TypeormManager) => Promise<void>) => dataSource.transaction(work),
+      insert: async (tx: TypeormManager, key: string) => {
+        await tx.query(INSERT, [key, 1]);
+      },
+      close: () => dataSource.destroy(),
+    },
+    {
+      name: 'MikroORM 6 (pg)',
+      db: mikro.em,
+      bridge: mikroOrmBridge<MikroEntityManager>(),
+      transaction: (work: (tx: MikroEntityManager) => Promise<void>) => mikro.em.transactional(work),
+      insert: async (tx: MikroEntityManager, key: string) => {
+        await tx.getConnection().execute(`INSERT INTO ${PAYMENTS} (idempotency_key, amount) VALUES (?, ?)`, [key, 1], 'run', tx.getTransactionContext());
+      },
+      close: () => mikro.close(true),
+    },
   ];
   return list as unknown as Subject<unknown, unknown>[];
 }
@@ -156,7 +185,7 @@ export async function runBridgesSuite(options: BenchOptions, report: Report): Pr
   const url = await ensureBenchDatabase(options.databaseUrl);
   const admin = new pg.Pool({ connectionString: url, max: 1 });
   const proxy = await startPgRoundTripProxy(url);
-  const all = subjects(proxy.url);
+  const all = await subjects(proxy.url);
   try {
     await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
     await migrate(admin, { schema: SCHEMA });

@@ -39,7 +39,7 @@ export function bridgeSuite<Db, Tx>(orm: BridgeCase<Db, Tx>, options: BridgeSuit
     let opened: OpenedDb<Db>;
     beforeAll(async () => {
       await observer.query(paymentsTable(schema));
-      opened = await orm.open(DATABASE_URL, 10);
+      opened = await orm.open(DATABASE_URL, 10, schema);
     });
     afterAll(async () => {
       await opened?.close();

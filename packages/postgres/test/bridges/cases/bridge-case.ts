@@ -21,8 +21,8 @@ export interface BridgeCase<Db, Tx> {
   /** Names the suite: `drizzle (node-postgres)`. */
   readonly name: string;
   readonly bridge: TransactionBridge<Db, Tx>;
-  /** A database object on `url`, at most `max` connections. */
-  open(url: string, max: number): Promise<OpenedDb<Db>>;
+  /** A database object on `url`, at most `max` connections, for the suite's `schema` (Prisma binds a client to one). */
+  open(url: string, max: number, schema: string): Promise<OpenedDb<Db>>;
   /** Inserts `row` into `"<schema>".bridge_payments` with the ORM inside `tx`; resolves with its id. */
   insert(tx: Tx, schema: string, row: PaymentRow): Promise<string>;
   /**

@@ -1,0 +1,49 @@
+import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import type { SqlResult } from '../driver/postgres-db.js';
+import type { TransactionBridge } from './transaction-bridge.js';
+
+/** What the TypeORM bridge takes as the database: the application's `DataSource`, or any of its `EntityManager`s. */
+export type TypeormDb = DataSource | EntityManager;
+
+/** Options of {@link typeormBridge}. */
+export interface TypeormBridgeOptions {
+  /** The isolation level of the transactions oncely opens (TypeORM's default, the server's, when unset). */
+  readonly isolationLevel?: 'READ UNCOMMITTED' | 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE';
+}
+
+const isDataSource = (db: TypeormDb): db is DataSource => typeof (db as DataSource).createQueryRunner === 'function';
+
+/** One statement on `runner`, as `{ rows, rowCount }`: TypeORM's structured result carries both. */
+async function structured<R extends object>(runner: QueryRunner, text: string, params: readonly unknown[]): Promise<SqlResult<R>> {
+  const result = await runner.query(text, [...params], true);
+  const rows = (result.records ?? []) as R[];
+  return { rows, rowCount: result.affected ?? rows.length };
+}
+
+/**
+ * oncely inside TypeORM's transactions: a handler receives the transaction's `EntityManager`, and
+ * oncely's claim and saved response run through its `QueryRunner`, the same connection and the
+ * same transaction as the handler's repositories and query builders.
+ *
+ * `db` is the `DataSource` (or an `EntityManager`). To join a transaction the application opened
+ * (a `QueryRunner` after `startTransaction()`, a NestJS `@Transactional` manager), pass its
+ * manager, `queryRunner.manager`, as the transaction to join.
+ */
+export function typeormBridge(options: TypeormBridgeOptions = {}): TransactionBridge<TypeormDb, EntityManager> {
+  const { isolationLevel } = options;
+  return {
+    name: 'typeorm',
+    transaction: (db, work) => (isolationLevel === undefined ? db.transaction(work) : db.transaction(isolationLevel, work)),
+    async query<R extends object>(on: TypeormDb, text: string, params: readonly unknown[]) {
+      // A transaction's manager is bound to its runner; anything else borrows a connection for one statement.
+      const bound = isDataSource(on) ? undefined : on.queryRunner;
+      if (bound !== undefined) return structured<R>(bound, text, params);
+      const runner = (isDataSource(on) ? on : on.connection).createQueryRunner();
+      try {
+        return await structured<R>(runner, text, params);
+      } finally {
+        await runner.release();
+      }
+    },
+  };
+}

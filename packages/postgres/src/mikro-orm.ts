@@ -1,0 +1,1 @@
+export { type MikroOrmBridgeOptions, mikroOrmBridge } from './bridge/mikro-orm-bridge.js';

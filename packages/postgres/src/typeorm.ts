@@ -1,0 +1,1 @@
+export { type TypeormBridgeOptions, type TypeormDb, typeormBridge } from './bridge/typeorm-bridge.js';

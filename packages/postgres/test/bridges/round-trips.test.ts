@@ -1,0 +1,143 @@
+import { createIdempotency } from '@oncely/core';
+import { type PgRoundTripProxy, startPgRoundTripProxy } from '@oncely/test-support';
+import { uniqueKey } from '@oncely/testkit';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresStore } from '../../src/index.js';
+import { DATABASE_URL, migratedSchema } from '../support/database.js';
+import type { BridgeCase } from './cases/bridge-case.js';
+import { paymentsTable } from './cases/bridge-case.js';
+import { drizzleNodePostgres } from './cases/drizzle-node-postgres.js';
+import { drizzlePostgresJs } from './cases/drizzle-postgres-js.js';
+import { knexCase } from './cases/knex.js';
+import { kyselyCase } from './cases/kysely.js';
+import { mikroOrmPg } from './cases/mikro-orm-pg.js';
+import { prismaAdapterPg } from './cases/prisma-adapter-pg.js';
+import { typeormPg } from './cases/typeorm-pg.js';
+
+// The round trips each bridge adds over the ORM's own transaction, counted on the wire as the bench
+// counts them (a Query or a Sync message is one round trip), one connection, sequential calls.
+const { pool: observer, schema } = migratedSchema('round_trips', { max: 2 });
+let proxy: PgRoundTripProxy;
+beforeAll(async () => {
+  await observer.query(paymentsTable(schema));
+  proxy = await startPgRoundTripProxy(DATABASE_URL);
+});
+afterAll(() => proxy?.close());
+
+const CALLS = 5;
+const request = (key: string) => ({ tenant: 'acme', principal: 'alice', operation: 'payments.create.v1', key, request: { amount: 10 } });
+
+/** Round trips per call of `work`, over CALLS sequential calls. */
+async function perCall(work: (call: number) => Promise<unknown>): Promise<number> {
+  const before = proxy.traffic().roundTrips;
+  for (let call = 0; call < CALLS; call++) await work(call);
+  return (proxy.traffic().roundTrips - before) / CALLS;
+}
+
+/** The figures of one path: the bare transaction around one INSERT, and oncely's paths around the same. */
+interface Figures {
+  readonly alone: number;
+  readonly first: number;
+  readonly replay: number;
+  readonly joinedFirst: number;
+  readonly joinedReplay: number;
+}
+
+async function bridgeFigures<Db, Tx>(orm: BridgeCase<Db, Tx>): Promise<Figures> {
+  const opened = await orm.open(proxy.url, 1, schema);
+  try {
+    const idempotency = createIdempotency({ store: postgresStore({ db: opened.db, bridge: orm.bridge, schema }) });
+    const pay = (key: string) => async ({ tx }: { tx: Tx }) => ({ status: 201, body: { id: await orm.insert(tx, schema, { key, amount: 10 }) } });
+    const keys = Array.from({ length: CALLS }, () => uniqueKey('rt'));
+    const joined = Array.from({ length: CALLS }, () => uniqueKey('rt-join'));
+    // Warm up: the connection opened, oncely's statements and the ORM's metadata ready.
+    const warm = uniqueKey('warm');
+    await idempotency.runInTransaction(request(warm), pay(warm));
+    await orm.bridge.transaction(opened.db, (tx) => idempotency.runInTransaction(request(warm), pay(warm), { tx }));
+    const figures: Figures = {
+      alone: await perCall(() => orm.bridge.transaction(opened.db, (tx) => orm.insert(tx, schema, { key: 'alone', amount: 10 }))),
+      first: await perCall((call) => idempotency.runInTransaction(request(keys[call]!), pay(keys[call]!))),
+      replay: await perCall((call) => idempotency.runInTransaction(request(keys[call]!), pay(keys[call]!))),
+      joinedFirst: await perCall((call) => orm.bridge.transaction(opened.db, (tx) => idempotency.runInTransaction(request(joined[call]!), pay(joined[call]!), { tx }))),
+      joinedReplay: await perCall((call) => orm.bridge.transaction(opened.db, (tx) => idempotency.runInTransaction(request(joined[call]!), pay(joined[call]!), { tx }))),
+    };
+    return figures;
+  } finally {
+    await opened.close();
+  }
+}
+
+/** The raw-driver path for comparison: oncely's own pg transaction around the same INSERT. */
+async function rawFigures(): Promise<Figures> {
+  const pool = new pg.Pool({ connectionString: proxy.url, max: 1 });
+  try {
+    const idempotency = createIdempotency({ store: postgresStore({ db: pool, schema }) });
+    const insert = (tx: { query(text: string, params: unknown[]): Promise<unknown> }, key: string) =>
+      tx.query(`INSERT INTO "${schema}".bridge_payments (idem_key, amount) VALUES ($1, 10)`, [key]);
+    const pay = (key: string) => async ({ tx }: { tx: { query(text: string, params: unknown[]): Promise<unknown> } }) => {
+      await insert(tx, key);
+      return { status: 201 };
+    };
+    const bare = async () => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await insert(client, 'alone');
+        await client.query('COMMIT');
+      } finally {
+        client.release();
+      }
+    };
+    const joinedIn = async (key: string) => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await idempotency.runInTransaction(request(key), pay(key), { tx: client });
+        await client.query('COMMIT');
+      } finally {
+        client.release();
+      }
+    };
+    const keys = Array.from({ length: CALLS }, () => uniqueKey('rt-raw'));
+    const joined = Array.from({ length: CALLS }, () => uniqueKey('rt-raw-join'));
+    const warm = uniqueKey('warm');
+    await idempotency.runInTransaction(request(warm), pay(warm));
+    await joinedIn(warm);
+    return {
+      alone: await perCall(bare),
+      first: await perCall((call) => idempotency.runInTransaction(request(keys[call]!), pay(keys[call]!))),
+      replay: await perCall((call) => idempotency.runInTransaction(request(keys[call]!), pay(keys[call]!))),
+      joinedFirst: await perCall((call) => joinedIn(joined[call]!)),
+      joinedReplay: await perCall((call) => joinedIn(joined[call]!)),
+    };
+  } finally {
+    await pool.end();
+  }
+}
+
+/** Round trips over the bare transaction (BEGIN, INSERT, COMMIT: 3), as the README's bridge round-trip table gives them. */
+const added = (f: Figures) => ({ first: f.first - f.alone, replay: f.replay, joinedFirst: f.joinedFirst - f.alone, joinedReplay: f.joinedReplay });
+
+describe('round trips each ORM bridge adds over the ORM transaction alone (one INSERT), counted on the wire', () => {
+  it("raw pg, oncely's own driver: a first request adds none (the claim travels with BEGIN, the save with COMMIT), a replay is one message", async () => {
+    const raw = await rawFigures();
+    expect(raw.alone).toBe(3);
+    // A joined first request: SAVEPOINT, claim, save (the savepoint stands until the caller's COMMIT); a joined replay: the caller's BEGIN and COMMIT, SAVEPOINT, claim.
+    expect(added(raw)).toEqual({ first: 0, replay: 1, joinedFirst: 3, joinedReplay: 4 });
+  });
+
+  it("drizzle (node-postgres) on a pg.Pool: the bridge's pg member lets oncely hold the connection, so it costs what raw pg costs", async () => {
+    const figures = await bridgeFigures(drizzleNodePostgres as BridgeCase<unknown, unknown>);
+    expect(figures.alone).toBe(3);
+    expect(added(figures)).toEqual({ first: 0, replay: 1, joinedFirst: 3, joinedReplay: 4 });
+  });
+
+  for (const orm of [typeormPg, mikroOrmPg, prismaAdapterPg, drizzlePostgresJs, kyselyCase, knexCase] as BridgeCase<unknown, unknown>[]) {
+    it(`${orm.name}: a first request adds the claim and the save; a replay is BEGIN, claim, ROLLBACK; a join costs what it costs on raw pg`, async () => {
+      const figures = await bridgeFigures(orm);
+      expect(figures.alone).toBe(3);
+      expect(added(figures)).toEqual({ first: 2, replay: 3, joinedFirst: 3, joinedReplay: 4 });
+    });
+  }
+});
