@@ -160,3 +160,39 @@ describe('postgres.js: transactional mode under concurrency', () => {
     expect(await books()).toEqual({ charges: 1, amounts: [10], balance: 90 });
   });
 });
+
+describe('postgres.js: joining the caller’s own sql.begin transaction', () => {
+  it('the handler writes tagged templates on the caller’s sql; the record and the charge commit with it, or go with its rollback', async () => {
+    const account = uniqueKey('acct');
+    await openAccount(observer, schema, account, 100);
+    const engine = createIdempotency({ store: postgresStore({ db: shared, schema }) });
+    const request = (key: string) => ({ tenant: 'acme', operation: 'charges.create.v1', key, request: { account, amount: 10 } });
+    const checkout = (key: string, end: 'commit' | 'rollback') =>
+      shared
+        .begin(async (tx) => {
+          const result = await engine.runInTransaction(
+            request(key),
+            async (context) => {
+              // The handler's tx is the caller's own transaction sql, not a wrapper of it.
+              expect(context.tx).toBe(tx);
+              return taggedCharge(account, 10)(context as unknown as { tx: postgres.Sql });
+            },
+            { tx },
+          );
+          if (end === 'rollback') throw Object.assign(new Error('caller rolled back'), { result });
+          return result;
+        })
+        .catch((error: Error & { result?: unknown }) => {
+          if (error.message !== 'caller rolled back') throw error;
+          return error.result;
+        });
+    const rolledBack = uniqueKey('join');
+    expect(await checkout(rolledBack, 'rollback')).toMatchObject({ kind: 'executed' });
+    expect(await ledger(observer, schema, account)).toEqual({ charges: 0, amounts: [], balance: 100 });
+    expect(await engine.get({ tenant: 'acme', operation: 'charges.create.v1', key: rolledBack })).toBeUndefined();
+    const committed = uniqueKey('join');
+    expect(await checkout(committed, 'commit')).toMatchObject({ kind: 'executed' });
+    expect(await checkout(committed, 'commit')).toMatchObject({ kind: 'replayed' });
+    expect(await ledger(observer, schema, account)).toEqual({ charges: 1, amounts: [10], balance: 90 });
+  });
+});
