@@ -30,9 +30,9 @@ const request = (key: string) => ({ tenant: 'acme', principal: 'alice', operatio
 
 /** Round trips per call of `work`, over CALLS sequential calls. */
 async function perCall(work: (call: number) => Promise<unknown>): Promise<number> {
-  const before = proxy.traffic().roundTrips;
+  const before = proxy.traffic().requests;
   for (let call = 0; call < CALLS; call++) await work(call);
-  return (proxy.traffic().roundTrips - before) / CALLS;
+  return (proxy.traffic().requests - before) / CALLS;
 }
 
 /** The figures of one path: the bare transaction around one INSERT, and oncely's paths around the same. */
