@@ -5,10 +5,9 @@ import { resetPrepared } from '../driver/prepared-on.js';
 import type { MessageOutcome, PostgresJsSession } from '../driver/sql-connection.js';
 import { isConnectionLost, isLockTimeout, isNotPrepared, isPreparedMismatch, isRetryableConflict, sqlState } from '../driver/sql-state.js';
 import { invocation, PREPARED_HERE, preparation } from '../sql/invocation.js';
-import type { LiteralValue } from '../sql/literal.js';
 import { sessionName } from '../sql/prepared.js';
-import { type ClaimRow, claimAnswer, type RecordRow, responseParams, scopeParams, toRecord } from './record.js';
-import { isLostRecord, type ScriptedStore, type TransactionPhase } from './scripted-transaction.js';
+import { type ClaimRow, claimAnswer, type RecordRow, scopeParams, toRecord } from './record.js';
+import { isLostRecord, saveAndCommitText, type ScriptedStore, type TransactionPhase } from './scripted-transaction.js';
 
 /** The claim check's sentinel: the claim was not won, so BEGIN did not run (22P02 from a cast that names it). */
 const isClaimNotWon = (error: unknown) => sqlState(error) === '22P02' && String((error as Error).message).includes('the claim was not won');
@@ -158,14 +157,7 @@ export async function pipelinedTransaction<T>(
   phase('save');
   let text: string;
   try {
-    const args: LiteralValue[] = [
-      ...scopeParams(input.scope),
-      input.token,
-      decision.state,
-      ...(responseParams(decision.response) as LiteralValue[]),
-      decision.retentionMs,
-    ];
-    text = `${invocation(store.sql.saveOrFail, args, store.prepare && session.prepares ? session.prepared : undefined)};\nCOMMIT`;
+    text = saveAndCommitText(store, input, decision, store.prepare && session.prepares ? session.prepared : undefined);
   } catch (error) {
     await rollback(session);
     throw error;

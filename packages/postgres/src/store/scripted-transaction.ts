@@ -92,6 +92,26 @@ async function claimAndBegin(session: PgSession, store: ScriptedStore, input: Cl
 }
 
 /**
+ * The saved outcome and COMMIT as one message: `saveOrFail` with the decision as literals (invoking
+ * the prepared statement where `prepared` names it), so a lost record aborts the transaction first.
+ */
+export function saveAndCommitText(
+  store: ScriptedStore,
+  input: ClaimInput,
+  decision: Extract<TransactionDecision<unknown>, { action: 'commit' }>,
+  prepared: ReadonlySet<string> | undefined,
+): string {
+  const args: LiteralValue[] = [
+    ...scopeParams(input.scope),
+    input.token,
+    decision.state,
+    ...(responseParams(decision.response) as LiteralValue[]),
+    decision.retentionMs,
+  ];
+  return `${invocation(store.sql.saveOrFail, args, prepared)};\nCOMMIT`;
+}
+
+/**
  * Transactional mode at the round-trip limit on one `pg` connection: the claim travels with BEGIN
  * and the saved outcome with COMMIT, so a first request adds no round trip to the business
  * transaction, and a replay, a mismatch or a busy key is one message that opens no transaction.
@@ -128,14 +148,7 @@ export async function scriptedTransaction<T>(
   phase('save');
   let text: string;
   try {
-    const args: LiteralValue[] = [
-      ...scopeParams(input.scope),
-      input.token,
-      decision.state,
-      ...(responseParams(decision.response) as LiteralValue[]),
-      decision.retentionMs,
-    ];
-    text = `${invocation(store.sql.saveOrFail, args, store.prepare ? session.prepared : undefined)};\nCOMMIT`;
+    text = saveAndCommitText(store, input, decision, store.prepare ? session.prepared : undefined);
   } catch (error) {
     await rollback(session);
     throw error;
