@@ -90,6 +90,8 @@ BEGIN
     END IF;
     EXIT WHEN cardinality(taken) >= claim_limit;
   END LOOP;
+  -- Nothing claimable (an idle relay's poll, or every aggregate held by other relays): no writes to plan.
+  IF cardinality(moved_types) = 0 THEN RETURN; END IF;
   UPDATE oncely_outbox_aggregates a SET claimable_at = m.until_at, lease_owner = m.owner,
     published_seq = greatest(a.published_seq, m.published_seq)
   FROM unnest(moved_types, moved_ids, moved_until, moved_owner, moved_published)

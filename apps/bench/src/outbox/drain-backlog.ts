@@ -100,9 +100,13 @@ export async function bareDrain(pool: pg.Pool, schema: string, events: number, w
   return drainMeasurement(published, performance.now() - started);
 }
 
-/** `relays` oncely relays with an instant publisher, until the backlog is out or `capMs` passed. */
+/**
+ * `relays` oncely relays with an instant publisher, until the backlog is out or `capMs` passed. They run
+ * as shipped: LISTEN/NOTIFY on and the default poll interval, so a relay with nothing to claim (every
+ * aggregate held by another) waits for a wake-up instead of polling the database every few ms.
+ */
 export async function relayDrain(pool: pg.Pool, schema: string, events: number, relays: number, capMs: number): Promise<RunMeasurement> {
-  const outbox = postgresOutbox({ db: pool, schema, channel: false });
+  const outbox = postgresOutbox({ db: pool, schema });
   let published = 0;
   let failures = 0;
   let finish: () => void = () => undefined;
@@ -117,7 +121,6 @@ export async function relayDrain(pool: pg.Pool, schema: string, events: number, 
       id: `drain-relay-${i}`,
       purge: false,
       statsIntervalMs: 0,
-      pollIntervalMs: 20,
       onEvent: (event) => {
         if (event.type === 'outbox_published' && ++published >= events) finish();
         if (event.type === 'relay_error' || event.type === 'outbox_dead_lettered') failures++;
