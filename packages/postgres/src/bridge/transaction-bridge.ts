@@ -22,6 +22,8 @@ export interface TransactionBridge<Db, Tx> {
   readonly pg?: {
     pool(db: Db): PgPoolLike | undefined;
     transactionOn(db: Db, client: PgClientLike): Promise<Tx>;
+    /** Called once the handler is done with `tx`, before the save and COMMIT go out: the ORM's object stops using the connection. */
+    ended?(tx: Tx): Promise<void> | void;
   };
 }
 

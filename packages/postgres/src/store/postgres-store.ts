@@ -202,7 +202,15 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
           if (scriptedPg && bridged) {
             // The handler gets the ORM's transaction over the connection the claim and BEGIN went out on.
             return await bridged((held) =>
-              scriptedTransaction(held, scripted, input, async (claim) => work(claim, await scriptedPg.bridge.transactionOn(options.db as Db, held.client)), at),
+              scriptedTransaction(held, scripted, input, async (claim) => {
+                const tx = await scriptedPg.bridge.transactionOn(options.db as Db, held.client);
+                try {
+                  return await work(claim, tx);
+                } finally {
+                  // The connection goes back to the pool after COMMIT: the ORM's object must not outlive the handler on it.
+                  await scriptedPg.bridge.ended?.(tx);
+                }
+              }, at),
             );
           }
           phase = 'claim';
