@@ -204,12 +204,19 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
             return await bridged((held) =>
               scriptedTransaction(held, scripted, input, async (claim) => {
                 const tx = await scriptedPg.bridge.transactionOn(options.db as Db, held.client);
+                let decision: Awaited<ReturnType<typeof work>>;
                 try {
-                  return await work(claim, tx);
-                } finally {
-                  // The connection goes back to the pool after COMMIT: the ORM's object must not outlive the handler on it.
-                  await scriptedPg.bridge.ended?.(tx);
+                  decision = await work(claim, tx);
+                } catch (error) {
+                  await scriptedPg.bridge.ended?.(tx, false);
+                  throw error;
                 }
+                const committing = claim.kind === 'claimed' && decision.action === 'commit';
+                // What the ORM writes on ending is what it writes at its own commit (a unit of work's flush): failing, nothing commits.
+                if (committing) at('commit');
+                // The connection goes back to the pool after COMMIT: the ORM's object must not outlive the handler on it.
+                await scriptedPg.bridge.ended?.(tx, committing);
+                return decision;
               }, at),
             );
           }
