@@ -2,6 +2,7 @@ import { OncelyError } from '@oncely/core';
 import type { Knex } from 'knex';
 import { splitParameters, sqlResult } from './sql-result.js';
 import type { TransactionBridge } from './transaction-bridge.js';
+import { endHeldKnexTransaction, heldKnexTransaction, knexPgPool } from './knex-held-transaction.js';
 
 /** Knex's positional form of a `$n` statement: each `$n` a `?` binding, in the order they appear. */
 export function knexStatement(text: string, params: readonly unknown[]): { readonly sql: string; readonly bindings: unknown[] } {
@@ -30,6 +31,14 @@ export function knexBridge(): TransactionBridge<Knex, Knex.Transaction> {
     async query(on, text, params) {
       const { sql, bindings } = knexStatement(text, params);
       return sqlResult(await on.raw(sql, bindings as Knex.RawBinding[]));
+    },
+    // On Knex's pg client oncely opens the transaction on a connection of Knex's pool: the claim
+    // travels with BEGIN, the save with COMMIT, and the handler gets Knex's own trx over that
+    // connection, whose BEGIN; and final COMMIT; are answered locally (knex-held-transaction.ts).
+    pg: {
+      pool: knexPgPool,
+      transactionOn: heldKnexTransaction,
+      ended: endHeldKnexTransaction,
     },
   };
 }

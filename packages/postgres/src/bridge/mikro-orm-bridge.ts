@@ -2,6 +2,8 @@ import type { EntityManager, TransactionOptions } from '@mikro-orm/core';
 import { OncelyError } from '@oncely/core';
 import type { SqlResult } from '../driver/postgres-db.js';
 import type { TransactionBridge } from './transaction-bridge.js';
+import { endHeldKnexTransaction, heldKnexTransaction, knexPgPool } from './knex-held-transaction.js';
+import type { Knex } from 'knex';
 
 /** The `pg` connection under Knex: what oncely sends its statements on, with their `$n` parameters as they are. */
 interface PgConnection {
@@ -40,6 +42,15 @@ async function run<R extends object>(connection: PgConnection, text: string, par
  * (`em.transactional`, `em.begin()`, `@Transactional()`), pass that `EntityManager`. `Em` types the
  * handlers' `tx`: `mikroOrmBridge<EntityManager>()` with `@mikro-orm/postgresql`'s `EntityManager`.
  */
+/** The Knex instance under a MikroORM SQL connection (`@mikro-orm/knex`'s `getKnex()`), if it has one. */
+const knexOf = (em: EntityManager): Knex | undefined => {
+  const connection = em.getConnection() as unknown as { getKnex?: () => Knex };
+  return typeof connection.getKnex === 'function' ? connection.getKnex() : undefined;
+};
+
+/** The Knex transaction a fork oncely built holds, to end it with the handler. */
+const heldContexts = new WeakMap<EntityManager, Knex.Transaction>();
+
 export function mikroOrmBridge<Em extends EntityManager = EntityManager>(options: MikroOrmBridgeOptions = {}): TransactionBridge<Em, Em> {
   return {
     name: 'mikro-orm',
@@ -60,6 +71,34 @@ export function mikroOrmBridge<Em extends EntityManager = EntityManager>(options
       } finally {
         await client.releaseConnection(connection);
       }
+    },
+    // On Knex's pg client (MikroORM 6's SQL drivers) oncely opens the transaction itself, as for
+    // knexBridge, and hands the handler a fork whose transaction context is Knex's trx over that
+    // connection; the fork's unit of work flushes when the handler is done, before save + COMMIT.
+    pg: {
+      pool(em) {
+        // An isolation level, or an em already inside a transaction, keeps em.transactional.
+        if (options.isolationLevel !== undefined || em.getTransactionContext() !== undefined) return undefined;
+        const knex = knexOf(em);
+        return knex === undefined ? undefined : knexPgPool(knex);
+      },
+      async transactionOn(em, client) {
+        const trx = await heldKnexTransaction(knexOf(em)!, client);
+        const fork = em.fork({ clear: false }) as Em;
+        fork.setTransactionContext(trx);
+        heldContexts.set(fork, trx);
+        return fork;
+      },
+      async ended(fork, committing) {
+        const trx = heldContexts.get(fork);
+        heldContexts.delete(fork);
+        try {
+          // em.transactional flushes after its callback: entities persisted but not flushed commit with the response.
+          if (committing) await fork.flush();
+        } finally {
+          if (trx !== undefined) await endHeldKnexTransaction(trx);
+        }
+      },
     },
   };
 }

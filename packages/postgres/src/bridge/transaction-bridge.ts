@@ -22,6 +22,12 @@ export interface TransactionBridge<Db, Tx> {
   readonly pg?: {
     pool(db: Db): PgPoolLike | undefined;
     transactionOn(db: Db, client: PgClientLike): Promise<Tx>;
+    /**
+     * Called once the handler is done with `tx`, before the save and COMMIT go out: the ORM's object
+     * stops using the connection. `committing` when the transaction is to commit: what the ORM writes
+     * at its own commit (a unit of work's flush) is written now; a failure there rolls everything back.
+     */
+    ended?(tx: Tx, committing: boolean): Promise<void> | void;
   };
 }
 

@@ -1,6 +1,7 @@
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import type { SqlResult } from '../driver/postgres-db.js';
 import type { TransactionBridge } from './transaction-bridge.js';
+import { endHeldTransaction, heldTransactionManager, typeormPgPool } from './typeorm-held-runner.js';
 
 /** What the TypeORM bridge takes as the database: the application's `DataSource`, or any of its `EntityManager`s. */
 export type TypeormDb = DataSource | EntityManager;
@@ -12,6 +13,9 @@ export interface TypeormBridgeOptions {
 }
 
 const isDataSource = (db: TypeormDb): db is DataSource => typeof (db as DataSource).createQueryRunner === 'function';
+
+/** The `DataSource` of `db` (an `EntityManager` names its own). */
+const sourceOf = (db: TypeormDb): DataSource => (isDataSource(db) ? db : db.connection);
 
 /** One statement on `runner`, as `{ rows, rowCount }`: TypeORM's structured result carries both. */
 async function structured<R extends object>(runner: QueryRunner, text: string, params: readonly unknown[]): Promise<SqlResult<R>> {
@@ -38,12 +42,21 @@ export function typeormBridge(options: TypeormBridgeOptions = {}): TransactionBr
       // A transaction's manager is bound to its runner; anything else borrows a connection for one statement.
       const bound = isDataSource(on) ? undefined : on.queryRunner;
       if (bound !== undefined) return structured<R>(bound, text, params);
-      const runner = (isDataSource(on) ? on : on.connection).createQueryRunner();
+      const runner = sourceOf(on).createQueryRunner();
       try {
         return await structured<R>(runner, text, params);
       } finally {
         await runner.release();
       }
+    },
+    // On the postgres driver oncely opens the transaction on a connection of TypeORM's own pool:
+    // the claim travels with BEGIN, the save with COMMIT, and the handler gets the manager of a
+    // runner over that connection (see typeorm-held-runner.ts for the fields this relies on).
+    pg: {
+      // A manager bound to a runner already is a transaction (or a held connection): TypeORM's own path nests in it.
+      pool: (db) => (isDataSource(db) || db.queryRunner === undefined ? typeormPgPool(sourceOf(db), isolationLevel) : undefined),
+      transactionOn: async (db, client) => heldTransactionManager(sourceOf(db), client),
+      ended: endHeldTransaction,
     },
   };
 }

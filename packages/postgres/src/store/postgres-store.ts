@@ -202,7 +202,22 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
           if (scriptedPg && bridged) {
             // The handler gets the ORM's transaction over the connection the claim and BEGIN went out on.
             return await bridged((held) =>
-              scriptedTransaction(held, scripted, input, async (claim) => work(claim, await scriptedPg.bridge.transactionOn(options.db as Db, held.client)), at),
+              scriptedTransaction(held, scripted, input, async (claim) => {
+                const tx = await scriptedPg.bridge.transactionOn(options.db as Db, held.client);
+                let decision: Awaited<ReturnType<typeof work>>;
+                try {
+                  decision = await work(claim, tx);
+                } catch (error) {
+                  await scriptedPg.bridge.ended?.(tx, false);
+                  throw error;
+                }
+                const committing = claim.kind === 'claimed' && decision.action === 'commit';
+                // What the ORM writes on ending is what it writes at its own commit (a unit of work's flush): failing, nothing commits.
+                if (committing) at('commit');
+                // The connection goes back to the pool after COMMIT: the ORM's object must not outlive the handler on it.
+                await scriptedPg.bridge.ended?.(tx, committing);
+                return decision;
+              }, at),
             );
           }
           phase = 'claim';
