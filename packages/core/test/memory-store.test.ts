@@ -48,8 +48,8 @@ describe('memory store records by caller, operation and key', () => {
             expect(answer.kind).toBe(live ? 'existing' : 'claimed');
             if (!live) model.set(id(scope), { token, expiresAt: now + (expire ? 5 : 1_000), state: 'in_progress' });
           } else if (action === 'complete' && live?.state === 'in_progress') {
-            expect(await store.complete({ scope, token: live.token, state: 'completed', response: { status: 201 }, retentionMs: 1_000 })).toBe('ok');
-            model.set(id(scope), { ...live, expiresAt: now + 1_000, state: 'completed' });
+            expect(await store.complete({ scope, token: live.token, state: 'succeeded', response: { status: 201 }, retentionMs: 1_000 })).toBe('ok');
+            model.set(id(scope), { ...live, expiresAt: now + 1_000, state: 'succeeded' });
           } else if (action === 'release' && live?.state === 'in_progress') {
             expect(await store.release({ scope, token: live.token })).toBe('ok');
             model.delete(id(scope));
