@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { manualClock, memoryStore } from '../src/index.js';
 
@@ -16,5 +17,59 @@ describe('memory store cleanup', () => {
     expect(await store.purgeExpired(10)).toBe(1);
     expect(store.size).toBe(1);
     expect((await store.get(scope('live')))?.state).toBe('in_progress');
+  });
+});
+
+describe('memory store records by caller, operation and key', () => {
+  // Few scopes, so steps meet the same one again; fields chosen so that a concatenation without lengths would collide.
+  const scopeArb = fc.record({
+    tenant: fc.constantFrom('1', '1:'),
+    principal: fc.constantFrom('', 'a'),
+    operation: fc.constantFrom('op', 'aop'),
+    key: fc.constantFrom('k', 'k2'),
+  });
+  const step = fc.record({ scope: scopeArb, action: fc.constantFrom('claim', 'complete', 'release', 'wait', 'purge'), expire: fc.boolean() });
+
+  it('counts, finds and removes exactly the records of each scope, as a map keyed by the whole scope would', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
+        const local = manualClock(0);
+        const store = memoryStore({ clock: local });
+        const model = new Map<string, { token: string; expiresAt: number; state: string }>();
+        const id = (s: object) => JSON.stringify(s);
+        let n = 0;
+        for (const { scope, action, expire } of steps) {
+          const now = local.now();
+          const known = model.get(id(scope));
+          const live = known && known.expiresAt > now ? known : undefined;
+          if (action === 'claim') {
+            const token = `t${n++}`;
+            const answer = await store.claim({ scope, fingerprint: 'f', token, leaseMs: 1_000, retentionMs: expire ? 5 : 1_000 });
+            expect(answer.kind).toBe(live ? 'existing' : 'claimed');
+            if (!live) model.set(id(scope), { token, expiresAt: now + (expire ? 5 : 1_000), state: 'in_progress' });
+          } else if (action === 'complete' && live?.state === 'in_progress') {
+            expect(await store.complete({ scope, token: live.token, state: 'succeeded', response: { status: 201 }, retentionMs: 1_000 })).toBe('ok');
+            model.set(id(scope), { ...live, expiresAt: now + 1_000, state: 'succeeded' });
+          } else if (action === 'release' && live?.state === 'in_progress') {
+            expect(await store.release({ scope, token: live.token })).toBe('ok');
+            model.delete(id(scope));
+          } else if (action === 'wait') {
+            // Expired records stay held (and counted) until purged; a claim over one replaces it.
+            await local.advance(10);
+          } else if (action === 'purge') {
+            await local.advance(10);
+            const expired = [...model].filter(([, entry]) => entry.expiresAt <= local.now()).length;
+            expect(await store.purgeExpired(1_000)).toBe(expired);
+            for (const [key, entry] of model) if (entry.expiresAt <= local.now()) model.delete(key);
+          }
+          expect(store.size).toBe(model.size);
+          const record = await store.get(scope);
+          const expected = model.get(id(scope));
+          expect(record?.state).toBe(expected && expected.expiresAt > local.now() ? expected.state : undefined);
+          if (record) expect(record.scope).toEqual(scope);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });

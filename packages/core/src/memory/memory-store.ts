@@ -12,11 +12,20 @@ import type {
   StoredResponse,
 } from '../store.js';
 
+/**
+ * One record. The scope's fields are held flat, not as a copy of the caller's object, and a
+ * terminal record drops its lease token: with every record kept for its retention (24 h by
+ * default), each object and string a record holds is paid for in every garbage collection.
+ */
 interface Entry {
-  scope: Scope;
+  readonly tenant: string;
+  readonly principal: string;
+  readonly operation: string;
+  readonly key: string;
   fingerprint: string;
   state: RecordState;
   fence: number;
+  /** The lease holder's token while in progress; `''` once terminal, when no lease is left to prove. */
   token: string;
   leaseExpiresAt: number;
   /** The stored response as JSON text: serialized once when saved, parsed for each reader. */
@@ -48,8 +57,10 @@ export interface MemoryStore extends FlowStore<MemoryFlowTx> {
 }
 
 /** Injective: each field is prefixed with its length, so no field can run into the next. */
-const idOf = (scope: Scope) =>
-  `${scope.tenant.length}:${scope.tenant}${scope.principal.length}:${scope.principal}${scope.operation.length}:${scope.operation}${scope.key}`;
+const callerIdOf = (scope: Scope) => `${scope.tenant.length}:${scope.tenant}${scope.principal.length}:${scope.principal}${scope.operation}`;
+
+/** The records of one caller and operation, by key. */
+type Table = Map<string, Entry>;
 
 /**
  * The reference store: every operation is one synchronous step on a Map, so it is atomic within one
@@ -58,10 +69,37 @@ const idOf = (scope: Scope) =>
  */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const clock = options.clock ?? systemClock;
-  const entries = new Map<string, Entry>();
+  // Records by caller and operation, then by key: the client's key string is the index, so no id
+  // string is built per record (kept for the retention) or per lookup.
+  const tables = new Map<string, Table>();
+  let count = 0;
+  // The last table found: a server's requests mostly share a caller and an operation.
+  let last: { readonly tenant: string; readonly principal: string; readonly operation: string; readonly table: Table } | undefined;
+
+  function tableOf(scope: Scope, create: true): Table;
+  function tableOf(scope: Scope, create: false): Table | undefined;
+  function tableOf(scope: Scope, create: boolean): Table | undefined {
+    if (last && last.tenant === scope.tenant && last.principal === scope.principal && last.operation === scope.operation) return last.table;
+    const id = callerIdOf(scope);
+    let table = tables.get(id);
+    if (!table) {
+      if (!create) return undefined;
+      table = new Map();
+      tables.set(id, table);
+    }
+    last = { tenant: scope.tenant, principal: scope.principal, operation: scope.operation, table };
+    return table;
+  }
+  const remove = (id: string, table: Table, key: string) => {
+    if (!table.delete(key)) return;
+    count--;
+    if (table.size > 0) return;
+    tables.delete(id);
+    if (last?.table === table) last = undefined;
+  };
 
   const live = (scope: Scope, now: number) => {
-    const entry = entries.get(idOf(scope));
+    const entry = tableOf(scope, false)?.get(scope.key);
     return entry && entry.expiresAt > now ? entry : undefined;
   };
   const owned = (input: LeaseInput, now: number) => {
@@ -70,8 +108,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       ? entry
       : undefined;
   };
+  const scopeOf = (entry: Entry): Scope => ({
+    tenant: entry.tenant,
+    principal: entry.principal,
+    operation: entry.operation,
+    key: entry.key,
+  });
   const toRecord = (entry: Entry, now: number): IdempotencyRecord => ({
-    scope: { ...entry.scope },
+    scope: scopeOf(entry),
     fingerprint: entry.fingerprint,
     state: entry.state,
     fence: entry.fence,
@@ -86,7 +130,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     name: 'memory',
     capabilities: { transactions: false, nativeTtl: false, flows: true },
     get size() {
-      return entries.size;
+      return count;
     },
     async claim(input: ClaimInput): Promise<ClaimResult> {
       const now = clock.now();
@@ -96,8 +140,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         current?.state === 'in_progress' && current.leaseExpiresAt <= now && current.fingerprint === input.fingerprint;
       if (current && !lapsed) return { kind: 'existing', record: toRecord(current, now) };
       const fence = lapsed ? current.fence + 1 : 1;
-      entries.set(idOf(input.scope), {
-        scope: { ...input.scope },
+      const { scope } = input;
+      const table = tableOf(scope, true);
+      if (!table.has(scope.key)) count++;
+      table.set(scope.key, {
+        tenant: scope.tenant,
+        principal: scope.principal,
+        operation: scope.operation,
+        key: scope.key,
         fingerprint: input.fingerprint,
         state: 'in_progress',
         fence,
@@ -114,6 +164,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       const entry = owned(input, now);
       if (!entry) return 'fence_lost';
       entry.state = input.state;
+      entry.token = '';
       // Stores hold JSON, as every real store does: callers cannot alias a record.
       entry.response = JSON.stringify(input.response);
       entry.expiresAt = now + input.retentionMs;
@@ -121,7 +172,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     },
     async release(input: LeaseInput): Promise<FenceResult> {
       if (!owned(input, clock.now())) return 'fence_lost';
-      entries.delete(idOf(input.scope));
+      remove(callerIdOf(input.scope), tableOf(input.scope, true), input.scope.key);
       return 'ok';
     },
     async extend(input: LeaseInput & { readonly leaseMs: number }): Promise<FenceResult> {
@@ -140,11 +191,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     async purgeExpired(limit: number) {
       const now = clock.now();
       let purged = 0;
-      for (const [id, entry] of entries) {
-        if (purged >= limit) break;
-        if (entry.expiresAt <= now) {
-          entries.delete(id);
-          purged++;
+      for (const [id, table] of tables) {
+        for (const [key, entry] of table) {
+          if (purged >= limit) return purged;
+          if (entry.expiresAt <= now) {
+            remove(id, table, key);
+            purged++;
+          }
         }
       }
       return purged;
@@ -162,12 +215,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         return entry.flow?.phases.length === input.position ? entry : { kind: 'out_of_order' };
       };
       const before = check();
-      if (!('scope' in before)) return before;
+      if (!('fingerprint' in before)) return before;
       const writes: (() => void)[] = [];
       const outcome = await work({ onCommit: (write) => void writes.push(write) });
       // The commit: the lease and the position are judged again, and writes, phase and lease land in one step.
       const entry = check();
-      if (!('scope' in entry)) return entry;
+      if (!('fingerprint' in entry)) return entry;
       for (const write of writes) write();
       const now = clock.now();
       entry.flow!.phases.push({ name: input.name, kind: input.kind, ...(outcome.result === undefined ? {} : { result: outcome.result }) });
@@ -177,14 +230,17 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     },
     async listAbandonedFlows(limit: number) {
       const now = clock.now();
-      return [...entries.values()]
+      return [...tables.values()]
+        .flatMap((table) => [...table.values()])
         .filter((entry) => entry.flow && entry.state === 'in_progress' && entry.leaseExpiresAt <= now && entry.expiresAt > now)
         .sort((a, b) => a.leaseExpiresAt - b.leaseExpiresAt)
         .slice(0, limit)
-        .map((entry) => ({ scope: { ...entry.scope }, fingerprint: entry.fingerprint }));
+        .map((entry) => ({ scope: scopeOf(entry), fingerprint: entry.fingerprint }));
     },
     async close() {
-      entries.clear();
+      tables.clear();
+      count = 0;
+      last = undefined;
     },
   };
 }

@@ -27,8 +27,8 @@ export interface IncomingExchange<Req> {
   readonly url: string;
   /** The raw `Idempotency-Key` field value(s). */
   readonly idempotencyKey: string | readonly string[] | undefined;
-  /** Reads the body; called once, after the key has been checked. */
-  readonly body: () => Promise<ParsedBody>;
+  /** Reads the body; called once, after the key has been checked. A body already parsed comes back as it is, without a promise. */
+  readonly body: () => ParsedBody | Promise<ParsedBody>;
   /** Where the signal that aborts when the client goes away is read, only if the handler asks for it. */
   readonly cancellation?: { readonly signal?: AbortSignal | undefined };
 }
@@ -91,14 +91,22 @@ function withKind<C extends object, K extends 'lease' | 'transaction'>(context: 
  * `stripe` profile every answer to a well-formed key carries it back in `Idempotency-Key`, as Stripe's
  * API does (stripe-node reads it as `lastResponse.idempotencyKey`).
  */
-export async function handleExchange<Req>(
+export function handleExchange<Req>(
   config: ContractConfig<Req>,
   exchange: IncomingExchange<Req>,
   execute: Execute,
 ): Promise<ExchangeOutcome> {
-  const key = parseIdempotencyKey(exchange.idempotencyKey);
-  const outcome = await decide(config, exchange, execute, key);
-  return config.profile === 'stripe' && key.kind === 'valid' ? echoKey(outcome, key.key) : outcome;
+  // Not an async frame of its own: decide's promise is the answer, unless the key is echoed.
+  let key: ParsedKey;
+  try {
+    key = parseIdempotencyKey(exchange.idempotencyKey);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  const outcome = decide(config, exchange, execute, key);
+  if (config.profile !== 'stripe' || key.kind !== 'valid') return outcome;
+  const echoed = key.key;
+  return outcome.then((value) => echoKey(value, echoed));
 }
 
 function echoKey(outcome: ExchangeOutcome, key: string): ExchangeOutcome {
@@ -129,18 +137,22 @@ async function decide<Req>(
       ),
     );
   }
-  const body = await exchange.body();
+  const read = exchange.body();
+  const body = read instanceof Promise ? await read : read;
   if (body.kind === 'malformed') return reply(problemReply('invalid-request-body', profile, body.detail));
   if (body.kind === 'too-large') return reply(problemReply('request-body-too-large', profile, body.detail));
   // Only a keyed request needs a fingerprint: an unkeyed one may carry what no fingerprint stands for.
   if (body.kind === 'unsupported' && key.kind === 'valid') return reply(problemReply('unsupported-request-body', profile, body.detail));
-  const validation = await config.validate?.(exchange.request, body.value);
+  const validated = config.validate?.(exchange.request, body.value);
+  const validation = validated instanceof Promise ? await validated : validated;
   if (validation?.kind === 'invalid') return reply(validationProblem(config, validation));
   if (key.kind === 'absent') return { kind: 'unkeyed' };
 
-  const caller = await config.scope(exchange.request);
+  const scoped = config.scope(exchange.request);
+  const caller = scoped instanceof Promise ? await scoped : scoped;
   const operation = config.operation(exchange.request);
-  const fingerprinted = fingerprintedRequest(exchange.method, exchange.url, await parsedBodyFingerprint(body.value));
+  const printed = parsedBodyFingerprint(body.value);
+  const fingerprinted = fingerprintedRequest(exchange.method, exchange.url, printed instanceof Promise ? await printed : printed);
   const request = new ExchangeRequest(
     caller.tenant,
     caller.principal,

@@ -74,7 +74,7 @@ export async function bytesFingerprint(bytes: Uint8Array): Promise<{ readonly sh
   return { sha256: Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('') };
 }
 
-/** Maps a body a framework parsed (object, string, Buffer) to its fingerprint form. */
-export async function parsedBodyFingerprint(body: unknown): Promise<unknown> {
+/** Maps a body a framework parsed (object, string, Buffer) to its fingerprint form; only bytes need a promise. */
+export function parsedBodyFingerprint(body: unknown): unknown {
   return body instanceof Uint8Array ? bytesFingerprint(body) : body;
 }

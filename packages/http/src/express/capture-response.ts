@@ -37,6 +37,8 @@ export function captureResponse(res: Response): ResponseCapture {
   const chunks: Uint8Array[] = [];
   const callbacks: Callback[] = [];
   let settled = false;
+  // Joined once, when the handler ends: the same bytes are stored and sent.
+  let body: Buffer | undefined;
   let resolve!: (captured: CapturedResponse) => void;
   // Only the handler ending its response settles this: a client that went away does not, so the
   // outcome is still stored and the client's retry replays it instead of running it again.
@@ -48,7 +50,11 @@ export function captureResponse(res: Response): ResponseCapture {
     settled = true;
     const status = res.statusCode;
     const headers = normalizeHeaders(res.getHeaders());
-    resolve(kind === 'streaming' ? { kind, status, headers } : { kind, status, headers, body: Buffer.concat(chunks) });
+    if (kind === 'streaming') resolve({ kind, status, headers });
+    else {
+      body = Buffer.concat(chunks);
+      resolve({ kind, status, headers, body });
+    }
   };
   const streaming = () => isEventStream(res.getHeader('content-type'));
 
@@ -70,8 +76,7 @@ export function captureResponse(res: Response): ResponseCapture {
     return true;
   };
   patched.end = (chunk?: unknown, encoding?: unknown, callback?: Callback) => {
-    const args = [chunk, encoding, callback];
-    const finish = args.find((arg): arg is Callback => typeof arg === 'function');
+    const finish = (typeof chunk === 'function' ? chunk : typeof encoding === 'function' ? encoding : callback) as Callback | undefined;
     if (finish) callbacks.push(finish);
     if (typeof chunk === 'string' || chunk instanceof Uint8Array) {
       if (!settled) chunks.push(toBytes(chunk, encoding));
@@ -88,9 +93,9 @@ export function captureResponse(res: Response): ResponseCapture {
       Object.assign(res, originals);
     },
     sendOriginal() {
-      const body = Buffer.concat(chunks);
+      body ??= Buffer.concat(chunks);
       if (!res.hasHeader('content-length') && !res.hasHeader('transfer-encoding')) res.setHeader('content-length', body.length);
-      res.end(body, () => {
+      res.end(body, callbacks.length === 0 ? undefined : () => {
         for (const callback of callbacks) callback();
       });
     },

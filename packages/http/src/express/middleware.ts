@@ -41,7 +41,8 @@ export function expressIdempotency<S extends IdempotencyStore>(options: ExpressI
   return (req: Request, res: Response, next: NextFunction) => {
     const cancellation = new CloseSignal(res);
     let capture: ResponseCapture | undefined;
-    let headerNames: ReadonlySet<string> = new Set();
+    // Names only: the set is built on the rare path that removes the handler's headers.
+    let headerNames: readonly string[] = [];
     handleExchange(
       config,
       {
@@ -54,7 +55,7 @@ export function expressIdempotency<S extends IdempotencyStore>(options: ExpressI
       },
       (context) => {
         contexts.set(req, context as IdempotencyContext<TransactionOf<S>>);
-        headerNames = new Set(res.getHeaderNames());
+        headerNames = res.getHeaderNames();
         const started = captureResponse(res);
         capture = started;
         next();
@@ -73,7 +74,7 @@ export function expressIdempotency<S extends IdempotencyStore>(options: ExpressI
             capture!.sendOriginal();
             return;
           case 'reply':
-            if (capture) restoreHeaderNames(res, headerNames);
+            if (capture) restoreHeaderNames(res, new Set(headerNames));
             writeReply(res, outcome.reply);
             return;
         }
@@ -81,7 +82,7 @@ export function expressIdempotency<S extends IdempotencyStore>(options: ExpressI
       (error: unknown) => {
         capture?.restore();
         if (res.closed && !res.writableFinished) return;
-        if (capture) restoreHeaderNames(res, headerNames);
+        if (capture) restoreHeaderNames(res, new Set(headerNames));
         next(error);
       },
     );

@@ -33,13 +33,18 @@ function readStream(req: Request, limit: number): Promise<Buffer | undefined> {
  * the handler, as a parser would. Reading it here means a malformed body gets the contract's
  * problem+json instead of Express's HTML error page.
  */
-export async function readExpressBody(req: Request): Promise<ParsedBody> {
+export function readExpressBody(req: Request): ParsedBody | Promise<ParsedBody> {
   const contentType = req.headers['content-type'];
   // body-parser marks what it read with `_body`; another reader (multer...) leaves the stream ended.
   if ((req as { _body?: boolean })._body === true) return frameworkBody(req.body, contentType, false);
   if (!hasBody(req.headers) || req.readableEnded || refusedMediaType(contentType)) {
     return frameworkBody(req.body, contentType, hasBody(req.headers));
   }
+  return readAndParse(req, contentType);
+}
+
+/** The body read here because no parser did, parsed and left in `req.body`. */
+async function readAndParse(req: Request, contentType: string | undefined): Promise<ParsedBody> {
   const bytes = await readStream(req, MAX_READ_BODY_BYTES);
   if (bytes === undefined) return TOO_LARGE;
   const parsed = parseBodyBytes(bytes, contentType);

@@ -40,84 +40,99 @@ declare module 'fastify' {
   }
 }
 
-/** A claimed request between its preHandler and its onSend. */
-interface Pending {
-  readonly deliver: (captured: CapturedResponse) => void;
-  readonly outcome: Promise<ExchangeOutcome>;
-  readonly headerNames: ReadonlySet<string>;
+/**
+ * One request's exchange, from its preHandler to its onSend, kept on the request under a symbol:
+ * one object per request instead of entries in two WeakMaps.
+ */
+class FastifyExchange {
+  /** Set once the claim is decided: the handler's context, or `unkeyed`. */
+  context: IdempotencyContext | undefined;
+  /** Hands the handler's response to the contract; set at the claim, cleared by the onSend that uses it. */
+  deliver: ((captured: CapturedResponse) => void) | undefined;
+  /** Header names the reply had before the handler ran (a problem sent after it removes the handler's). */
+  headerNames: readonly string[] = [];
+  outcome!: Promise<ExchangeOutcome>;
 }
 
-const contexts = new WeakMap<FastifyRequest, IdempotencyContext>();
-const pending = new WeakMap<FastifyRequest, Pending>();
+const EXCHANGE = Symbol('oncely.fastifyExchange');
+type WithExchange = FastifyRequest & { [EXCHANGE]?: FastifyExchange };
+
+const exchangeOf = (request: FastifyRequest): FastifyExchange | undefined => (request as WithExchange)[EXCHANGE];
 
 /** The idempotency context of a request on an idempotent route (with `tx` in `transaction` mode). */
 export function fastifyIdempotencyContext<Tx = unknown>(request: FastifyRequest): IdempotencyContext<Tx> {
-  const context = contexts.get(request);
+  const context = exchangeOf(request)?.context;
   if (!context) throw new OncelyError('invalid_state', 'oncely/http: this route has no idempotency config');
   return context as IdempotencyContext<Tx>;
 }
 
 function preHandlerFor(config: ContractConfig<FastifyRequest>): preHandlerAsyncHookHandler {
-  return async function idempotencyPreHandler(request: FastifyRequest, reply: FastifyReply) {
-    let claimed!: () => void;
-    const claim = new Promise<'claimed'>((resolve) => {
-      claimed = () => resolve('claimed');
+  // Not an async frame: one promise per request, settled by the claim or by an outcome that comes first.
+  return function idempotencyPreHandler(request: FastifyRequest, reply: FastifyReply) {
+    const exchange = new FastifyExchange();
+    (request as WithExchange)[EXCHANGE] = exchange;
+    return new Promise<FastifyReply | undefined>((resolve, reject) => {
+      exchange.outcome = handleExchange(
+        config,
+        {
+          request,
+          method: request.method,
+          url: request.url,
+          idempotencyKey: request.headers[IDEMPOTENCY_KEY_HEADER],
+          // Fastify parses a body or refuses it itself (415), and ignores one on GET and HEAD: what it left is the body.
+          body: () => frameworkBody(request.body, request.headers['content-type'], false),
+          cancellation: new CloseSignal(reply.raw),
+        },
+        (context) => {
+          exchange.context = context;
+          exchange.headerNames = Object.keys(reply.getHeaders());
+          // Resolved by onSend. A client that goes away does not end the wait: the handler runs on and its
+          // outcome is stored, so the client's retry replays it instead of running the operation again.
+          const captured = new Promise<CapturedResponse>((deliver) => {
+            exchange.deliver = deliver;
+          });
+          // The route handler runs now; onSend hands its response over and waits for the outcome.
+          resolve(undefined);
+          return captured;
+        },
+      );
+      exchange.outcome.then(
+        (first) => {
+          if (exchange.context) return;
+          if (first.kind === 'unkeyed') {
+            exchange.context = { kind: 'unkeyed' };
+            resolve(undefined);
+          } else if (first.kind === 'reply') resolve(sendReply(reply, first.reply));
+          else resolve(undefined);
+        },
+        // After the claim the error is onSend's to raise.
+        (error: unknown) => {
+          if (!exchange.context) reject(error);
+        },
+      );
     });
-    let deliver!: (captured: CapturedResponse) => void;
-    // Resolved by onSend. A client that goes away does not end the wait: the handler runs on and its
-    // outcome is stored, so the client's retry replays it instead of running the operation again.
-    const captured = new Promise<CapturedResponse>((resolve) => {
-      deliver = resolve;
-    });
-    const outcome = handleExchange(
-      config,
-      {
-        request,
-        method: request.method,
-        url: request.url,
-        idempotencyKey: request.headers[IDEMPOTENCY_KEY_HEADER],
-        // Fastify parses a body or refuses it itself (415), and ignores one on GET and HEAD: what it left is the body.
-        body: async () => frameworkBody(request.body, request.headers['content-type'], false),
-        cancellation: new CloseSignal(reply.raw),
-      },
-      (context) => {
-        contexts.set(request, context);
-        claimed();
-        return captured;
-      },
-    );
-    const first = await Promise.race([outcome, claim]);
-    if (first === 'claimed') {
-      // The route handler runs now; onSend hands its response over and waits for this outcome.
-      outcome.catch(() => undefined);
-      pending.set(request, { deliver, outcome, headerNames: new Set(Object.keys(reply.getHeaders())) });
-      return;
-    }
-    if (first.kind === 'unkeyed') {
-      contexts.set(request, { kind: 'unkeyed' });
-      return;
-    }
-    if (first.kind === 'reply') return sendReply(reply, first.reply);
-  };
+  } as preHandlerAsyncHookHandler;
 }
 
 const onSend: onSendAsyncHookHandler<unknown> = async (request, reply, payload) => {
-  const state = pending.get(request);
-  if (!state) return payload;
-  pending.delete(request);
+  const state = exchangeOf(request);
+  const deliver = state?.deliver;
+  if (!deliver) return payload;
+  state.deliver = undefined;
   const status = reply.statusCode;
   const headers = normalizeHeaders(reply.getHeaders());
   let body: Uint8Array | undefined;
   if (isEventStream(reply.getHeader('content-type'))) {
     (payload as { destroy?: () => void } | null)?.destroy?.();
-    state.deliver({ kind: 'streaming', status, headers });
+    deliver({ kind: 'streaming', status, headers });
   } else {
-    body = await payloadBytes(payload);
-    state.deliver({ kind: 'complete', status, headers, body });
+    const bytes = payloadBytes(payload);
+    body = bytes instanceof Promise ? await bytes : bytes;
+    deliver({ kind: 'complete', status, headers, body });
   }
   const outcome = await state.outcome;
   if (outcome.kind === 'reply') {
-    restoreHeaderNames(reply, state.headerNames);
+    restoreHeaderNames(reply, new Set(state.headerNames));
     reply.code(outcome.reply.status).headers(outcome.reply.headers);
     return outcome.reply.body === undefined ? null : toBuffer(outcome.reply.body);
   }
@@ -174,7 +189,7 @@ type RouteErrorHandler = (this: unknown, error: FastifyError, request: FastifyRe
 /** The route's error handler: refusals before the claim become problems, the rest go where they went. */
 function errorHandlerFor(config: ContractConfig<FastifyRequest>, previous: RouteErrorHandler | undefined): RouteErrorHandler {
   return function idempotencyErrorHandler(this: unknown, error, request, reply) {
-    const refusal = contexts.has(request) ? undefined : refusalBeforeClaim(config, error);
+    const refusal = exchangeOf(request)?.context ? undefined : refusalBeforeClaim(config, error);
     if (refusal) return sendReply(reply, refusal);
     if (previous) return previous.call(this, error, request, reply);
     // Thrown from a route's error handler, the error goes on to the instance's.
