@@ -2,15 +2,17 @@ import { createIdempotency, memoryStore } from '@oncely/core';
 import fc from 'fast-check';
 import { type Context, Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lightweightBody } from '../../src/fetch/lightweight-response.js';
+import { unreadBody } from '../../src/fetch/unread-body.js';
+import { withIdempotency } from '../../src/fetch/with-idempotency.js';
 import { honoIdempotency } from '../../src/hono.js';
 import { serveNodeFetch, type TestServer } from '../support/listen.js';
 
 const UndiciResponse = globalThis.Response;
+const UndiciRequest = globalThis.Request;
 /** Still @hono/node-server's own object: nothing turned it into an undici Response. */
 const unconverted = (response: Response) => Object.getOwnPropertySymbols(response).some((symbol) => symbol.description === 'cache');
 
-describe('lightweightBody (@hono/node-server responses)', () => {
+describe('unreadBody', () => {
   let server: TestServer;
   // What the outermost middleware saw as the handler's response after honoIdempotency ran.
   const seen: Response[] = [];
@@ -65,15 +67,51 @@ describe('lightweightBody (@hono/node-server responses)', () => {
       fc.asyncProperty(fc.oneof(fc.string(), fc.uint8Array()), async (body) => {
         const response = new Response(body, { status: 201 });
         const expected = typeof body === 'string' ? new TextEncoder().encode(body) : body;
-        expect(lightweightBody(response)).toEqual(expected);
+        expect(unreadBody(response)).toEqual(expected);
         // Reading it did not consume it: the response still streams the same bytes.
         expect(new Uint8Array(await response.arrayBuffer())).toEqual(expected);
-        expect(lightweightBody(new UndiciResponse(body))).toBeUndefined();
+        const undici = new UndiciResponse(body);
+        expect(unreadBody(undici)).toEqual(expected);
+        expect(new Uint8Array(await undici.arrayBuffer())).toEqual(expected);
+        expect(unreadBody(undici)).toBeUndefined();
       }),
       { numRuns: 50 },
     );
-    expect(lightweightBody(new Response(null, { status: 204 }))).toEqual(new Uint8Array(0));
-    expect(lightweightBody(new Response(new Blob(['x'])))).toBeUndefined();
-    expect(lightweightBody(new Response(new ReadableStream()))).toBeUndefined();
+    expect(unreadBody(new Response(null, { status: 204 }))).toEqual(new Uint8Array(0));
+    expect(unreadBody(new Response(new Blob(['x'])))).toBeUndefined();
+    expect(unreadBody(new Response(new ReadableStream()))).toBeUndefined();
+    expect(unreadBody(new UndiciResponse(null, { status: 204 }))).toEqual(new Uint8Array(0));
+    expect(unreadBody(new UndiciResponse(new Blob(['x'])))).toBeUndefined();
+    expect(unreadBody(new UndiciResponse(new ReadableStream()))).toBeUndefined();
+    const locked = new UndiciResponse('x');
+    locked.body!.getReader();
+    expect(unreadBody(locked)).toBeUndefined();
+  });
+
+  it('lets withIdempotency send an undici handler response on as it is, and copy it when a header is added to immutable headers', async () => {
+    const engine = createIdempotency({ store: memoryStore() });
+    const scope = () => ({ tenant: 't' });
+    const handed: Response[] = [];
+    const json = withIdempotency(
+      async () => {
+        handed.push(UndiciResponse.json({ id: 'pay_1' }, { status: 201 }));
+        return handed.at(-1)!;
+      },
+      { engine, operation: 'payments.create.v1', scope },
+    );
+    const redirect = withIdempotency(async () => UndiciResponse.redirect('http://127.0.0.1/payments/pay_1', 303), {
+      engine,
+      operation: 'payments.redirect.v1',
+      scope,
+      profile: 'stripe',
+    });
+    const post = (key: string) =>
+      new UndiciRequest('http://127.0.0.1/payments', { method: 'POST', headers: { 'idempotency-key': `"${key}"` } });
+    const first = await json(post('a'));
+    expect(first).toBe(handed[0]);
+    const retry = await json(post('a'));
+    expect([retry.status, retry.headers.get('idempotent-replayed'), await retry.text()]).toEqual([201, 'true', await first.text()]);
+    const moved = await redirect(post('b'));
+    expect([moved.status, moved.headers.get('location'), moved.headers.get('idempotency-key')]).toEqual([303, 'http://127.0.0.1/payments/pay_1', 'b']);
   });
 });
