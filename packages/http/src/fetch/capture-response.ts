@@ -1,4 +1,5 @@
 import { type CapturedResponse, isEventStream } from '../contract/captured-response.js';
+import { unreadBody } from './unread-body.js';
 import { bytesResponse, headersRecord } from './to-response.js';
 
 /** A fetch handler's response, read whole: what the contract stores, and the response to send on. */
@@ -8,20 +9,41 @@ export interface FetchCapture {
   readonly original: (headers: Readonly<Record<string, string>>) => Response;
 }
 
-/** Reads a handler's Response once; a `text/event-stream` body is cancelled and reported as streaming. */
+/**
+ * Reads a handler's Response once; a `text/event-stream` body is cancelled and reported as streaming.
+ * A body still held as a string or bytes (undici, `@hono/node-server`) is taken from there unread ({@link unreadBody}).
+ */
 export async function captureFetchResponse(response: Response): Promise<FetchCapture> {
   const headers = headersRecord(response.headers);
   if (isEventStream(response.headers.get('content-type'))) {
     await response.body?.cancel();
     return { captured: { kind: 'streaming', status: response.status, headers }, original: () => response };
   }
+  const unread = unreadBody(response);
+  if (unread !== undefined) {
+    // Never consumed, so the handler's own Response goes on; headers are added to a copy (its own may be immutable).
+    return {
+      captured: { kind: 'complete', status: response.status, headers, body: unread },
+      original: (extra) => (isEmpty(extra) ? response : rebuilt(response, unread, extra)),
+    };
+  }
   const body = new Uint8Array(await response.arrayBuffer());
   return {
     captured: { kind: 'complete', status: response.status, headers, body },
-    original: (extra) => {
-      const sent = bytesResponse(response.status, response.headers, body, response.statusText);
-      for (const [name, value] of Object.entries(extra)) sent.headers.set(name, value);
-      return sent;
-    },
+    original: (extra) => rebuilt(response, body, extra),
   };
+}
+
+function isEmpty(record: Readonly<Record<string, string>>): boolean {
+  for (const _ in record) return false;
+  return true;
+}
+
+/** The handler's response over `body`, with `extra` headers added. */
+function rebuilt(response: Response, body: Uint8Array, extra: Readonly<Record<string, string>>): Response {
+  if (isEmpty(extra)) return bytesResponse(response.status, response.headers, body, response.statusText);
+  // A copy: @hono/node-server's Response keeps the Headers it is given, and a redirect's are immutable.
+  const headers = new Headers(response.headers);
+  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+  return bytesResponse(response.status, headers, body, response.statusText);
 }

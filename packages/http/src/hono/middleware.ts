@@ -79,11 +79,14 @@ export function honoIdempotency<S extends IdempotencyStore>(options: HonoIdempot
         contexts.set(c, { kind: 'unkeyed' });
         await next();
         return;
-      case 'original':
+      case 'original': {
+        const sent = capture!.original(outcome.headers);
+        if (sent === c.res) return;
         // Unset first: assigning over a response merges the old one's headers into the new.
         c.res = undefined;
-        c.res = capture!.original(outcome.headers);
+        c.res = sent;
         return;
+      }
       case 'reply':
         if (!capture) return toResponse(outcome.reply);
         // After next() Hono ignores a returned response: the handler's is replaced in place.

@@ -1,0 +1,38 @@
+const encoder = new TextEncoder();
+
+/** A body held as a string or bytes, as bytes; a copy, as `arrayBuffer()` gives, so later writes to the handler's buffer stay out of the record. */
+function asBytes(body: unknown): Uint8Array | undefined {
+  if (typeof body === 'string') return encoder.encode(body);
+  return body instanceof Uint8Array ? body.slice() : undefined;
+}
+
+/** The own symbol-keyed slot of `response` described `description`, if any. */
+function slot(response: Response, description: string): unknown {
+  for (const symbol of Object.getOwnPropertySymbols(response)) {
+    if (symbol.description === description) return (response as unknown as Record<symbol, unknown>)[symbol];
+  }
+  return undefined;
+}
+
+/**
+ * The bytes of a Response that was built from a string or bytes and not read yet, taken from where
+ * the runtime keeps them, so the Response stays unread and can go to the client as it is:
+ * `@hono/node-server`'s lightweight Response keeps `[status, body, headers]` under a symbol
+ * described `cache` until a Web member is read (reading `arrayBuffer()` would turn it into an undici
+ * Response); undici's keeps its body's `source` next to the stream under `state`. Anything else (a
+ * stream, a Blob, a body already read, another runtime) is `undefined`: read it the standard way.
+ */
+export function unreadBody(response: Response): Uint8Array | undefined {
+  const cache = slot(response, 'cache');
+  if (Array.isArray(cache)) {
+    if (cache.length !== 3 || typeof cache[0] !== 'number') return undefined;
+    return cache[1] === null ? new Uint8Array(0) : asBytes(cache[1]);
+  }
+  if (response.bodyUsed) return undefined;
+  const state = slot(response, 'state') as { body?: { source?: unknown; stream?: ReadableStream } | null } | undefined;
+  if (typeof state !== 'object' || state === null) return undefined;
+  const { body } = state;
+  if (body === null || body === undefined) return new Uint8Array(0);
+  if (body.stream?.locked !== false) return undefined;
+  return asBytes(body.source);
+}

@@ -1,0 +1,117 @@
+import { createIdempotency, memoryStore } from '@oncely/core';
+import fc from 'fast-check';
+import { type Context, Hono } from 'hono';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unreadBody } from '../../src/fetch/unread-body.js';
+import { withIdempotency } from '../../src/fetch/with-idempotency.js';
+import { honoIdempotency } from '../../src/hono.js';
+import { serveNodeFetch, type TestServer } from '../support/listen.js';
+
+const UndiciResponse = globalThis.Response;
+const UndiciRequest = globalThis.Request;
+/** Still @hono/node-server's own object: nothing turned it into an undici Response. */
+const unconverted = (response: Response) => Object.getOwnPropertySymbols(response).some((symbol) => symbol.description === 'cache');
+
+describe('unreadBody', () => {
+  let server: TestServer;
+  // What the outermost middleware saw as the handler's response after honoIdempotency ran.
+  const seen: Response[] = [];
+  const handed: Response[] = [];
+
+  beforeAll(async () => {
+    const app = new Hono();
+    app.use(async (c, next) => {
+      await next();
+      seen.push(c.res);
+    });
+    const idempotency = honoIdempotency({ engine: createIdempotency({ store: memoryStore() }), operation: 'payments.create.v1', scope: () => ({ tenant: 't' }) });
+    const answer = (c: Context) => {
+      const kind = c.req.query('kind');
+      const response =
+        kind === 'bytes'
+          ? c.body(new Uint8Array([0, 1, 2, 255]), 201, { 'content-type': 'application/octet-stream', 'x-kind': 'bytes' })
+          : kind === 'text'
+            ? c.text('paid', 201)
+            : c.json({ id: 'pay_1', amount: 1000 }, 201, { 'x-kind': 'json' });
+      handed.push(response);
+      return response;
+    };
+    app.post('/payments', idempotency, answer);
+    // serveNodeFetch installs @hono/node-server's Request and Response globals, as a Hono app on Node runs.
+    server = await serveNodeFetch(app.fetch);
+  });
+  afterAll(() => server.close());
+
+  it('sends the handler its own unconverted response first and the same status, headers and bytes on replay', async () => {
+    for (const [kind, type] of [
+      ['json', 'application/json'],
+      ['text', 'text/plain; charset=UTF-8'],
+      ['bytes', 'application/octet-stream'],
+    ] as const) {
+      const post = () => fetch(`${server.url}/payments?kind=${kind}`, { method: 'POST', headers: { 'idempotency-key': `"k-${kind}"` } });
+      const first = await post();
+      const firstBytes = new Uint8Array(await first.arrayBuffer());
+      expect(seen.at(-1)).toBe(handed.at(-1));
+      expect(unconverted(seen.at(-1)!)).toBe(true);
+      const retry = await post();
+      expect([first.status, retry.status, retry.headers.get('idempotent-replayed')]).toEqual([201, 201, 'true']);
+      expect(first.headers.get('content-type')).toBe(type);
+      expect(retry.headers.get('content-type')).toBe(type);
+      expect(new Uint8Array(await retry.arrayBuffer())).toEqual(firstBytes);
+    }
+  });
+
+  it('reads any string or byte body a lightweight Response holds, and leaves every other Response to be read the standard way', async () => {
+    expect(globalThis.Response).not.toBe(UndiciResponse);
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.string(), fc.uint8Array()), async (body) => {
+        const response = new Response(body, { status: 201 });
+        const expected = typeof body === 'string' ? new TextEncoder().encode(body) : body;
+        expect(unreadBody(response)).toEqual(expected);
+        // Reading it did not consume it: the response still streams the same bytes.
+        expect(new Uint8Array(await response.arrayBuffer())).toEqual(expected);
+        const undici = new UndiciResponse(body);
+        expect(unreadBody(undici)).toEqual(expected);
+        expect(new Uint8Array(await undici.arrayBuffer())).toEqual(expected);
+        expect(unreadBody(undici)).toBeUndefined();
+      }),
+      { numRuns: 50 },
+    );
+    expect(unreadBody(new Response(null, { status: 204 }))).toEqual(new Uint8Array(0));
+    expect(unreadBody(new Response(new Blob(['x'])))).toBeUndefined();
+    expect(unreadBody(new Response(new ReadableStream()))).toBeUndefined();
+    expect(unreadBody(new UndiciResponse(null, { status: 204 }))).toEqual(new Uint8Array(0));
+    expect(unreadBody(new UndiciResponse(new Blob(['x'])))).toBeUndefined();
+    expect(unreadBody(new UndiciResponse(new ReadableStream()))).toBeUndefined();
+    const locked = new UndiciResponse('x');
+    locked.body!.getReader();
+    expect(unreadBody(locked)).toBeUndefined();
+  });
+
+  it('lets withIdempotency send an undici handler response on as it is, and copy it when a header is added to immutable headers', async () => {
+    const engine = createIdempotency({ store: memoryStore() });
+    const scope = () => ({ tenant: 't' });
+    const handed: Response[] = [];
+    const json = withIdempotency(
+      async () => {
+        handed.push(UndiciResponse.json({ id: 'pay_1' }, { status: 201 }));
+        return handed.at(-1)!;
+      },
+      { engine, operation: 'payments.create.v1', scope },
+    );
+    const redirect = withIdempotency(async () => UndiciResponse.redirect('http://127.0.0.1/payments/pay_1', 303), {
+      engine,
+      operation: 'payments.redirect.v1',
+      scope,
+      profile: 'stripe',
+    });
+    const post = (key: string) =>
+      new UndiciRequest('http://127.0.0.1/payments', { method: 'POST', headers: { 'idempotency-key': `"${key}"` } });
+    const first = await json(post('a'));
+    expect(first).toBe(handed[0]);
+    const retry = await json(post('a'));
+    expect([retry.status, retry.headers.get('idempotent-replayed'), await retry.text()]).toEqual([201, 'true', await first.text()]);
+    const moved = await redirect(post('b'));
+    expect([moved.status, moved.headers.get('location'), moved.headers.get('idempotency-key')]).toEqual([303, 'http://127.0.0.1/payments/pay_1', 'b']);
+  });
+});
