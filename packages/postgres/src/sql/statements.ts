@@ -55,6 +55,12 @@ export interface StoreStatements {
    * token in $5 holds the record, so BEGIN runs only for a won claim and a replay opens no transaction.
    */
   readonly claimed: string;
+  /**
+   * Transactional mode, sent after `get` and ahead of the claim in one message: fails (22P02) when
+   * the key holds a completed live record, so a replay stops at two index reads (the record is the
+   * `get`'s row) instead of running the claim's writes and then its check.
+   */
+  readonly notCompleted: string;
   /** $5 token. */
   readonly release: string;
   /** $5 token, $6 lease ms. */
@@ -153,6 +159,8 @@ SELECT CASE WHEN count(*) = 1 THEN 1 ELSE ('oncely: the claimed record changed i
 FROM saved`,
     claimed: sql`SELECT CASE WHEN count(*) = 1 THEN 1 ELSE ('oncely: the claim was not won: ' || count(*))::int END AS claimed
 FROM ${table} WHERE ${scope} AND state = 'in_progress' AND lease_token = $5`,
+    notCompleted: sql`SELECT CASE WHEN count(*) = 0 THEN 1 ELSE ('oncely: the key has a completed record: ' || count(*))::int END AS open
+FROM ${table} WHERE ${scope} AND state <> 'in_progress' AND expires_at > statement_timestamp()`,
     release: sql`DELETE FROM ${table} WHERE ${scope} AND ${heldBy} RETURNING fence`,
     extend: sql`UPDATE ${table} SET
     lease_expires_at = ${msFromNow(sql`$6`)},
