@@ -7,6 +7,7 @@ import type { IdempotentSubject } from '../subjects/subject.js';
 import { businessOnlyOperations, type RunTransaction } from './business-transaction.js';
 import { oncelyTransactionalSubject } from './oncely-transactional.js';
 import { type Queryable, rawLeaseOperations } from './raw-lease.js';
+import { rawTransactionalOperations } from './raw-transactional.js';
 import { SCHEMA } from './schema.js';
 
 /** One database as the contenders see it: oncely's handle, the raw driver, a plain transaction. */
@@ -16,11 +17,13 @@ export interface DatabaseHandles {
   readonly transaction: RunTransaction;
 }
 
-/** The four PostgreSQL contenders, named for the backend they run on. */
+/** The five PostgreSQL contenders, named for the backend they run on. */
 export interface PostgresContenders {
   readonly rawLease: Operations;
   readonly oncelyLease: Operations & { readonly subject: IdempotentSubject };
   readonly businessOnly: Operations;
+  /** The business transaction with the raw claim and complete in it: transactional mode's work without oncely. */
+  readonly rawTransactional: Operations;
   readonly oncelyTransactional: Operations & { readonly subject: IdempotentSubject };
 }
 
@@ -33,6 +36,7 @@ export function postgresContenders(label: string, handles: DatabaseHandles, effe
     rawLease: rawLeaseOperations(handles.raw, effect, `raw ${label}, same statements`),
     oncelyLease: { ...subjectOperations(lease, effect), subject: lease },
     businessOnly: businessOnlyOperations(handles.transaction, effect, `business transaction alone (${label})`),
+    rawTransactional: rawTransactionalOperations(handles.transaction, effect, `raw ${label} transaction, same statements`),
     oncelyTransactional: { ...subjectOperations(transactional, effect), subject: transactional },
   };
 }

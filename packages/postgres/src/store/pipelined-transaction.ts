@@ -7,7 +7,7 @@ import { isConnectionLost, isLockTimeout, isNotPrepared, isPreparedMismatch, isR
 import { invocation, PREPARED_HERE, preparation } from '../sql/invocation.js';
 import { sessionName } from '../sql/prepared.js';
 import { type ClaimRow, claimAnswer, type RecordRow, scopeParams, toRecord } from './record.js';
-import { isLostRecord, saveAndCommitText, type ScriptedStore, type TransactionPhase } from './scripted-transaction.js';
+import { completedRow, isCompletedRecord, isLostRecord, saveAndCommitText, type ScriptedStore, type TransactionPhase } from './scripted-transaction.js';
 
 /** The claim check's sentinel: the claim was not won, so BEGIN did not run (22P02 from a cast that names it). */
 const isClaimNotWon = (error: unknown) => sqlState(error) === '22P02' && String((error as Error).message).includes('the claim was not won');
@@ -36,7 +36,7 @@ const claimRowOf = (results: readonly PostgresJsResultLike[]) =>
 
 /**
  * Reads the record and claims-and-begins in one write: `get` as one message, then
- * `claim; claimed-check; BEGIN` as another (see `scriptedTransaction` for why the check lets BEGIN
+ * `not-completed; claim; claimed-check; BEGIN` as another (a replay stops at the guard) (see `scriptedTransaction` for why the check lets BEGIN
  * run only for a won claim). postgres.js drops the rows of a message that fails, so a claim not won
  * answers from the read sent just before it; a read that shows nothing the claim could have lost to
  * means the key changed in between, and both go again.
@@ -53,10 +53,14 @@ async function readClaimAndBegin(session: PostgresJsSession, store: ScriptedStor
     let tracked = new Set<string>();
     const [found, claimed] = await session.pipeline(read, (prepared) => {
       tracked = prepared;
-      preparing = prepare ? [claim, sql.claimed, sql.saveOrFail].filter((text) => !prepared.has(sessionName(text) ?? '')).map(preparation) : [];
+      preparing = prepare
+        ? [sql.notCompleted, claim, sql.claimed, sql.saveOrFail].filter((text) => !prepared.has(sessionName(text) ?? '')).map(preparation)
+        : [];
       const ready = prepare ? new Set([...prepared, ...preparing.map((p) => p.name)]) : undefined;
       return [
         ...preparing.map((p) => p.text),
+        // A replay stops here, two index reads in, before the claim's writes.
+        invocation(sql.notCompleted, scope, ready),
         invocation(claim, claimArgs, ready),
         invocation(sql.claimed, [...scope, input.token], ready),
         'BEGIN',
@@ -64,7 +68,7 @@ async function readClaimAndBegin(session: PostgresJsSession, store: ScriptedStor
     });
     const { error } = claimed;
     // The PREPAREs precede the claim: when the claim or its check answered, they ran (PREPARE is not transactional).
-    if (error === undefined || isClaimNotWon(error) || isLockTimeout(error) || isRetryableConflict(error)) {
+    if (error === undefined || isCompletedRecord(error) || isClaimNotWon(error) || isLockTimeout(error) || isRetryableConflict(error)) {
       for (const done of preparing) tracked.add(done.name);
     }
     if (error === undefined) {
@@ -74,6 +78,13 @@ async function readClaimAndBegin(session: PostgresJsSession, store: ScriptedStor
         throw new Error(`oncely/postgres: the claim answered ${answer?.kind ?? 'nothing'} but the check let BEGIN run`);
       }
       return answer;
+    }
+    if (isCompletedRecord(error)) {
+      if (found.error !== undefined) throw found.error;
+      const row = found.results[0]?.[0] as RecordRow | undefined;
+      // Completed between the read and the guard: both go again.
+      if (completedRow(row)) return { kind: 'existing', record: toRecord(input.scope, row) };
+      continue;
     }
     if (isClaimNotWon(error)) {
       if (found.error !== undefined) throw found.error;

@@ -135,6 +135,16 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
     },
   };
 
+  /**
+   * PGlite's claim: a fresh or lapsed key is won by one upsert, half the claim's work; a key it does
+   * not take (live, or someone else's) goes through the full claim, which reads what is there.
+   */
+  async function claimByUpsert(on: PostgresTx, input: ClaimInput): Promise<TransactionClaim> {
+    const params = [...scopeParams(input.scope), input.fingerprint, input.token, input.leaseMs, input.retentionMs];
+    const [won] = (await on.query<{ fence: number }>(sql.claimFresh, params)).rows;
+    return won ? { kind: 'claimed', fence: won.fence, takeover: won.fence > 1 } : steps.claim(on, input);
+  }
+
   async function fenced(operation: 'complete' | 'release' | 'extend', text: string, params: unknown[]): Promise<FenceResult> {
     return storage(operation, async () => ((await driver.query(text, params)).rows.length === 1 ? 'ok' : 'fence_lost'));
   }
@@ -230,11 +240,12 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
             return (await work({ kind: 'existing', record: toRecord(input.scope, found) }, endedConnection() as unknown as Tx)).value;
           }
           // Prepared before the transaction opens, so the claim and the save inside it run planned.
-          await own?.prepare?.([lockTimeout === null ? sql.claim : sql.claimBounded, sql.save]);
+          const upsert = own?.kind === 'pglite' && lockTimeout === null;
+          await own?.prepare?.([lockTimeout === null ? sql.claim : sql.claimBounded, sql.save, ...(upsert ? [sql.claimFresh] : [])]);
           return await driver.transaction(async (tx) => {
             phase = 'claim';
             const on = driver.on(tx);
-            const claim = await steps.claim(on, input);
+            const claim = upsert ? await claimByUpsert(on, input) : await steps.claim(on, input);
             phase = 'work';
             const decision = await work(claim, tx);
             if (decision.action === 'rollback' || claim.kind !== 'claimed') {

@@ -8,7 +8,7 @@ import { invocation, PREPARED_HERE, preparation } from '../sql/invocation.js';
 import type { LiteralValue } from '../sql/literal.js';
 import { sessionName } from '../sql/prepared.js';
 import type { StoreStatements } from '../sql/statements.js';
-import { type ClaimRow, claimAnswer, responseParams, scopeParams } from './record.js';
+import { type ClaimRow, claimAnswer, type RecordRow, responseParams, scopeParams, toRecord } from './record.js';
 
 /** Where a transaction stood when it failed, for the error's `operation`. */
 export type TransactionPhase = 'begin' | 'claim' | 'work' | 'save' | 'commit';
@@ -28,6 +28,13 @@ export interface ScriptedStore {
 export const isLostRecord = (error: unknown) =>
   sqlState(error) === '22P02' && String((error as Error).message).includes('the claimed record changed');
 
+/** The replay guard's sentinel: the key holds a completed record, so the claim did not run (22P02 from a cast that names it). */
+export const isCompletedRecord = (error: unknown) =>
+  sqlState(error) === '22P02' && String((error as Error).message).includes('the key has a completed record');
+
+/** A completed record still live: what `notCompleted` stops at, answered from the `get` before it. */
+export const completedRow = (row: RecordRow | undefined): row is RecordRow => row !== undefined && row.state !== 'in_progress';
+
 /** Re-reads what this connection has prepared: what was tracked turned out wrong (42P05, 26000). */
 async function resync(session: PgSession): Promise<void> {
   const { statements, error } = await session.script(PREPARED_HERE);
@@ -42,10 +49,11 @@ async function rollback(session: PgSession): Promise<void> {
 }
 
 /**
- * Claims and opens the transaction in ONE message, `claim; claimed-check; BEGIN`: statements before a
- * BEGIN in one simple-protocol message run in an implicit transaction block that BEGIN turns into
- * the transaction, so a won claim is its first write. A claim not won fails the check: the block
- * rolls back (the claim wrote nothing), BEGIN never runs, and the claim's rows answer at once.
+ * Claims and opens the transaction in ONE message, `get; not-completed; claim; claimed-check; BEGIN`:
+ * statements before a BEGIN in one simple-protocol message run in an implicit transaction block that
+ * BEGIN turns into the transaction, so a won claim is its first write. A replay stops at the
+ * not-completed guard and answers from the `get`'s row; any other claim not won fails the check:
+ * the block rolls back (the claim wrote nothing), BEGIN never runs, and the claim's rows answer.
  */
 async function claimAndBegin(session: PgSession, store: ScriptedStore, input: ClaimInput): Promise<TransactionClaim> {
   const { sql } = store;
@@ -55,11 +63,15 @@ async function claimAndBegin(session: PgSession, store: ScriptedStore, input: Cl
   for (let attempt = 1; attempt <= store.attempts; attempt++) {
     // Only here, outside any transaction: a PREPARE that fails inside one would abort it.
     const preparing = store.prepare
-      ? [claim, sql.claimed, sql.saveOrFail].filter((text) => !session.prepared.has(sessionName(text) ?? '')).map(preparation)
+      ? [sql.get, sql.notCompleted, claim, sql.claimed, sql.saveOrFail]
+          .filter((text) => !session.prepared.has(sessionName(text) ?? ''))
+          .map(preparation)
       : [];
     const ready = store.prepare ? new Set([...session.prepared, ...preparing.map((p) => p.name)]) : undefined;
     const text = [
       ...preparing.map((p) => p.text),
+      invocation(sql.get, scope, ready),
+      invocation(sql.notCompleted, scope, ready),
       invocation(claim, claimArgs, ready),
       invocation(sql.claimed, [...scope, input.token], ready),
       'BEGIN',
@@ -67,7 +79,13 @@ async function claimAndBegin(session: PgSession, store: ScriptedStore, input: Cl
     const { statements, error } = await session.script(text);
     // PREPARE is not transactional: those that ran stand even though the message failed later.
     for (const done of preparing.slice(0, statements.length)) session.prepared.add(done.name);
-    const claimed = statements[preparing.length];
+    const found = statements[preparing.length]?.rows[0] as RecordRow | undefined;
+    if (isCompletedRecord(error) && statements.length === preparing.length + 1) {
+      if (completedRow(found)) return { kind: 'existing', record: toRecord(input.scope, found) };
+      // The record completed between the read and the guard: read again.
+      continue;
+    }
+    const claimed = statements[preparing.length + 2];
     if (claimed === undefined) {
       if (isPreparedMismatch(error)) {
         await resync(session);

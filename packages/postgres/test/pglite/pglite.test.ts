@@ -51,3 +51,40 @@ describe('PGlite: calls per transactional request', () => {
     expect(sent).toEqual([{ text: expect.stringMatching(/^EXECUTE oncely_\w+_s\(/), inTransaction: false }]);
   });
 });
+
+describe('PGlite: the transactional claim', () => {
+  const store = postgresStore({ db, schema });
+  const claimOf = async (key: string, fingerprint = 'fp') => {
+    const input = { scope: { tenant: 'acme', principal: 'p', operation: 'claims.v1', key }, fingerprint, token: crypto.randomUUID(), leaseMs: 30_000, retentionMs: 60_000 };
+    const seen: unknown[] = [];
+    await store.transaction(input, async (claim) => {
+      seen.push(claim.kind === 'existing' ? { kind: 'existing', state: claim.record.state } : claim);
+      return { action: 'rollback', value: undefined };
+    });
+    return seen[0];
+  };
+  const table = `"${schema}".oncely_idempotency`;
+
+  it('a fresh key is claimed with fence 1; a lapsed lease of the same request is taken over, fence + 1 and createdAt kept', async () => {
+    const key = `upsert-${Date.now()}`;
+    const input = { scope: { tenant: 'acme', principal: 'p', operation: 'claims.v1', key }, fingerprint: 'fp', token: 't1', leaseMs: 30_000, retentionMs: 60_000 };
+    expect(await store.claim(input)).toEqual({ kind: 'claimed', fence: 1, takeover: false });
+    await db.query(`UPDATE ${table} SET lease_expires_at = now() - interval '1 second', created_at = '2020-01-01' WHERE idempotency_key = $1`, [key]);
+    expect(await claimOf(key, 'other')).toEqual({ kind: 'existing', state: 'in_progress' });
+    expect(await claimOf(key)).toEqual({ kind: 'claimed', fence: 2, takeover: true });
+    // The takeover rolled back with its transaction: the lapsed record is as it was.
+    expect((await db.query<{ fence: number }>(`SELECT fence FROM ${table} WHERE idempotency_key = $1`, [key])).rows).toEqual([{ fence: 1 }]);
+    expect(await claimOf(`${key}-new`)).toEqual({ kind: 'claimed', fence: 1, takeover: false });
+  });
+
+  it('an expired record is claimed anew with fence 1; a live one answers existing', async () => {
+    const key = `upsert-expired-${Date.now()}`;
+    const input = { scope: { tenant: 'acme', principal: 'p', operation: 'claims.v1', key }, fingerprint: 'fp', token: 't1', leaseMs: 30_000, retentionMs: 60_000 };
+    await store.claim(input);
+    await store.complete({ ...input, state: 'succeeded', response: { status: 201 }, retentionMs: 60_000 });
+    await db.query(`UPDATE ${table} SET fence = 3 WHERE idempotency_key = $1`, [key]);
+    expect(await claimOf(key)).toEqual({ kind: 'existing', state: 'succeeded' });
+    await db.query(`UPDATE ${table} SET expires_at = now() - interval '1 second' WHERE idempotency_key = $1`, [key]);
+    expect(await claimOf(key, 'any')).toEqual({ kind: 'claimed', fence: 1, takeover: false });
+  });
+});

@@ -168,16 +168,16 @@ describe('pg.Pool: statements added to the business transaction', () => {
     const engine = createIdempotency({ store: postgresStore({ db: counted, schema }) });
     const request = { tenant: 'acme', operation: 'charges.create.v1', key: uniqueKey('count'), request: { account, amount: 10 } };
     await engine.runInTransaction(request, chargeHandler(schema, account, 10));
-    // claim + BEGIN, the handler's INSERT and UPDATE, save + COMMIT: the bare transaction's 4 messages, on one connection.
+    // read + guard + claim + check + BEGIN, the handler's INSERT and UPDATE, save + COMMIT: the bare transaction's 4 messages, on one connection.
     const [opening, ...rest] = messages(counted.sent);
-    expect(opening).toMatch(/^(PREPARE\+){3}EXECUTE\+EXECUTE\+BEGIN$/);
+    expect(opening).toMatch(/^(PREPARE\+){5}(EXECUTE\+){4}BEGIN$/);
     expect(rest).toEqual(['INSERT', 'UPDATE', 'EXECUTE+COMMIT']);
     expect(new Set(counted.sent.map((sent) => sent.connection)).size).toBe(1);
     counted.sent.length = 0;
     const replay = await engine.runInTransaction(request, chargeHandler(schema, account, 10));
     expect(replay.kind).toBe('replayed');
-    // One message; its BEGIN never ran (the check failed), so nothing is left to roll back.
-    expect(messages(counted.sent)).toEqual(['EXECUTE+EXECUTE+BEGIN']);
+    // One message; it stopped at the completed-record guard, before the claim, so BEGIN never ran and nothing is left to roll back.
+    expect(messages(counted.sent)).toEqual(['EXECUTE+EXECUTE+EXECUTE+EXECUTE+BEGIN']);
     expect((await ledger(pool, schema, account)).charges).toBe(1);
     expect((await rawRecord(pool, postgresStore({ db: pool, schema }).table, { ...request, principal: '' }))?.state).toBe('succeeded');
   });
