@@ -79,17 +79,13 @@ async function readClaimAndBegin(session: PostgresJsSession, store: ScriptedStor
       }
       return answer;
     }
-    if (isCompletedRecord(error)) {
+    const completed = isCompletedRecord(error);
+    if (completed || isClaimNotWon(error)) {
       if (found.error !== undefined) throw found.error;
       const row = found.results[0]?.[0] as RecordRow | undefined;
-      // Completed between the read and the guard: both go again.
-      if (completedRow(row)) return { kind: 'existing', record: toRecord(input.scope, row) };
-      continue;
-    }
-    if (isClaimNotWon(error)) {
-      if (found.error !== undefined) throw found.error;
-      const row = found.results[0]?.[0] as RecordRow | undefined;
-      if (row !== undefined && !claimableBy(row, input)) return { kind: 'existing', record: toRecord(input.scope, row) };
+      // The read answers when it shows what stopped the message; a key that changed in between goes again.
+      const shown = completed ? completedRow(row) : row !== undefined && !claimableBy(row, input);
+      if (shown && row !== undefined) return { kind: 'existing', record: toRecord(input.scope, row) };
       continue;
     }
     if (isPreparedMismatch(error)) {
