@@ -1,12 +1,14 @@
 import type { InboxOutcome, OutboxEvent, Publisher } from '@oncely/core/adapter';
 import { createRelay, type Relay } from '@oncely/core/outbox';
-import { type PostgresTx, postgresInbox, postgresOutbox, sqlDriver } from '@oncely/postgres';
+import { type PostgresTx, postgresInbox, postgresOutbox } from '@oncely/postgres';
 import { partitionOf, type RedisStreamConsumer, redisStreamConsumer, redisStreamPublisher } from '@oncely/redis';
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import { latencyRecorder } from '../harness/latency-recorder.js';
 import { preciseNow } from '../harness/precise-clock.js';
 import { consumersOf } from './consumer-set.js';
+import { startProducerChild } from './producer-child.js';
+import { type ProducerJob, type ProducerStamp, produce } from './producer-process.js';
 import type { PipelineStages } from './pipeline-stages.js';
 
 /** Applies a read of several events in one inbox transaction (Redis Streams' `handleBatch`). */
@@ -67,6 +69,11 @@ export interface PipelineOptions {
   readonly timeoutMs: number;
   /** Stamps each event at every stage (source, publisher and batch handler wrapped), for a breakdown. */
   readonly stages?: PipelineStages;
+  /**
+   * Producers run in a child process of their own (the application, as app servers are), so the
+   * relay's and the consumers' event loop is not also the producers'; default: in this process.
+   */
+  readonly producerProcess?: boolean;
 }
 
 /** What one run measured and what the business table holds afterwards. */
@@ -98,7 +105,6 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
   const applied = `${schema}.applied`;
   const outbox = postgresOutbox({ db: pool, schema });
   const inbox = postgresInbox({ db: pool, schema });
-  const driver = sqlDriver(pool);
   const publishLag = latencyRecorder();
   const applyLag = latencyRecorder();
   let appliedCount = 0;
@@ -156,31 +162,22 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
     }),
   );
 
+  const producerChild = options.producerProcess ? await startProducerChild() : undefined;
   const stopConsumers = await transport.startConsumers(handle, (failure) => failures.push(failure), options.batchedInbox ? handleBatch : undefined);
   for (const relay of relays) relay.start();
   const started = preciseNow();
   try {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: options.producers }, async () => {
-        while (next < options.events) {
-          const n = next++;
-          const wait = options.ratePerSec === undefined ? 0 : started + (n * 1_000) / options.ratePerSec - preciseNow();
-          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-          const event = await driver.transaction(async (tx) => {
-            const enqueued = await outbox.enqueue(tx, {
-              aggregateType: 'order',
-              aggregateId: `ord_${n % options.aggregates}`,
-              eventType: 'order.updated.v1',
-              payload: { n },
-            });
-            stages?.enqueued(enqueued);
-            return { action: 'commit', value: enqueued };
-          });
-          stages?.committed(event);
-        }
-      }),
-    );
+    const job: ProducerJob = {
+      databaseUrl: pool.options.connectionString ?? '',
+      schema,
+      events: options.events,
+      aggregates: options.aggregates,
+      producers: options.producers,
+      startedAt: started,
+      ...(options.ratePerSec === undefined ? {} : { ratePerSec: options.ratePerSec }),
+    };
+    const stamped = (stamp: ProducerStamp) => stages?.produced(stamp);
+    await (producerChild ? producerChild.run(job, stamped) : produce(job, pool, stamped));
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -190,6 +187,7 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
     });
     await Promise.race([done, timeout]).finally(() => clearTimeout(timer));
   } finally {
+    producerChild?.kill();
     await Promise.all(relays.map((relay) => relay.stop()));
     await stopConsumers();
   }

@@ -1,6 +1,7 @@
 import type { InboxOutcome, OutboxEvent, OutboxSource, Publisher } from '@oncely/core/adapter';
 import { preciseNow } from '../harness/precise-clock.js';
 import { quantileSorted } from '../harness/stats.js';
+import type { ProducerStamp } from './producer-process.js';
 
 /**
  * The moments of one event on its way (epoch ms with a fraction, app clock; `created` is the enqueue
@@ -64,13 +65,10 @@ export function pipelineStages() {
   };
 
   return {
-    /** When `enqueue` resolved, inside the producer's transaction. */
-    enqueued(event: OutboxEvent) {
-      moments.set(event.eventId, { created: event.createdAt.getTime(), enqueued: preciseNow() });
-    },
-    /** After the producer's commit resolved. */
-    committed(event: OutboxEvent) {
-      stamp([event.eventId], 'committed');
+    /** The producer's moments of one event: enqueue resolved inside its transaction, then its commit resolved. */
+    produced([eventId, created, enqueued, committed]: ProducerStamp) {
+      // The stamps of a producer process may arrive after the relay claimed the event.
+      moments.set(eventId, { ...moments.get(eventId), created, enqueued, committed });
     },
     source(source: OutboxSource): OutboxSource {
       const wrapped: OutboxSource = {
@@ -81,6 +79,7 @@ export function pipelineStages() {
           claims++;
           if (events.length === 0) emptyClaims++;
           claimedEvents += events.length;
+          for (const e of events) if (!moments.has(e.eventId)) moments.set(e.eventId, { created: e.createdAt.getTime() });
           const ids = events.map((e) => e.eventId);
           stamp(ids, 'claimStarted', started);
           stamp(ids, 'claimed');
