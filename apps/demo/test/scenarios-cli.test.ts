@@ -1,16 +1,15 @@
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { packageRoot } from '../src/cli/package-root.js';
+import { entryCommand } from '../src/supervisor/service-entry.js';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-/** Runs `npm run demo:scenarios` (from the sources) and collects its output and exit code. */
+/** Runs `npm run demo:scenarios` (its dist when built from the current sources) and collects its output and exit code. */
 function runScenarios(args: readonly string[]): Promise<{ code: number | null; output: string }> {
-  const entry = join(packageRoot(), 'src', 'scenarios.ts');
+  const { execArgv, entry } = entryCommand('scenarios');
   const flags = ['--store', 'postgres', '--database-url', url, '--schema', 'oncely_demo_cli', '--port', '7313', ...args];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', entry, ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...execArgv, entry, ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
