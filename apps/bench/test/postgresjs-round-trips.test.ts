@@ -72,4 +72,22 @@ describe('oncely on postgres.js, counted on the wire', () => {
     const replay = await traffic(() => engine.run(attempt(key), async () => ({ status: 201 })));
     expect(replay.roundTrips).toBe(1);
   });
+
+  it('while replays dominate, a transactional replay is one request on the pool; a first request then takes one round trip more', async () => {
+    const engine = createIdempotency({ store: postgresStore({ db: sql, schema }) });
+    const attempt = (key: string) => ({ tenant: 'bench', operation: 'payments.hot.v1', key, request: { amount: 10 } });
+    const handler = (key: string) => async ({ tx }: { tx: postgres.Sql }) => {
+      await insert(tx, key);
+      return { status: 201, body: { id: key } };
+    };
+    const key = `hot-${++n}`;
+    await engine.runInTransaction(attempt(key), handler(key));
+    for (let i = 0; i < 16; i++) await engine.runInTransaction(attempt(key), handler(key));
+    const replay = await traffic(async () => expect((await engine.runInTransaction(attempt(key), handler(key))).kind).toBe('replayed'));
+    expect(replay).toEqual({ roundTrips: 1, requests: 1 });
+    const fresh = `hot-${++n}`;
+    const first = await traffic(async () => expect((await engine.runInTransaction(attempt(fresh), handler(fresh))).kind).toBe('executed'));
+    // The read, then BEGIN's message, the INSERT and save + COMMIT.
+    expect(first.roundTrips).toBe(4);
+  });
 });

@@ -23,7 +23,8 @@ import { postgresFlows } from './postgres-flows.js';
 import { type ClaimRow, claimAnswer, type RecordRow, responseParams, scopeParams, toRecord } from './record.js';
 import { storeStatements } from '../sql/statements.js';
 import { pipelinedTransaction } from './pipelined-transaction.js';
-import { type ScriptedStore, scriptedTransaction, type TransactionPhase } from './scripted-transaction.js';
+import { replayOdds } from './replay-odds.js';
+import { completedRow, type ScriptedStore, scriptedTransaction, type TransactionPhase } from './scripted-transaction.js';
 
 /** The table `migrate()` creates unless told otherwise. */
 export const DEFAULT_TABLE = 'oncely_idempotency';
@@ -76,6 +77,9 @@ const NAME = 'postgres';
 /** A claim repeats only when another commit lands on the same key between snapshot and write. */
 const CLAIM_ATTEMPTS = 10;
 
+/** A claim that met a completed record: the call replays (or answers mismatch) without running the handler. */
+const isReplay = (claim: ClaimResult | TransactionClaim) => claim.kind === 'existing' && claim.record.state !== 'in_progress';
+
 const lockTimeoutSetting = (ms: number | undefined): string | null =>
   ms === undefined ? null : String(integerOption('oncely/postgres: lockTimeoutMs', ms));
 
@@ -100,6 +104,15 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
   const scripted: ScriptedStore = { sql, prepare, lockTimeout, attempts: CLAIM_ATTEMPTS };
 
   const storage = storageGuard(NAME);
+  // Per mode: while replays dominate, a completed record is read with one pooled statement, before any claim.
+  const leaseReplays = replayOdds();
+  const transactionReplays = replayOdds();
+
+  /** The key's record when it is completed and live (what a claim would answer `existing` with, unchanged until it expires). */
+  async function completedRecord(scope: Scope): Promise<IdempotencyRecord | undefined> {
+    const [row] = (await driver.query<RecordRow>(sql.get, scopeParams(scope))).rows;
+    return completedRow(row) ? toRecord(scope, row) : undefined;
+  }
 
   /** Claim-or-read; runs again only when the statement saw a concurrent commit it could not act on. */
   async function claimOn(session: PostgresTx, input: ClaimInput, timeout: string | null): Promise<ClaimResult> {
@@ -165,9 +178,18 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
 
     claim: (input) =>
       storage('claim', async () => {
+        if (leaseReplays.likely) {
+          const record = await completedRecord(input.scope);
+          if (record) {
+            leaseReplays.record(true);
+            return { kind: 'existing', record };
+          }
+        }
         for (let attempt = 1; ; attempt++) {
           try {
-            return await claimOn(driver, input, null);
+            const answer = await claimOn(driver, input, null);
+            leaseReplays.record(isReplay(answer));
+            return answer;
           } catch (error) {
             // Under REPEATABLE READ or SERIALIZABLE a concurrent commit is an error, not an empty result.
             if (!isRetryableConflict(error) || attempt >= CLAIM_ATTEMPTS) throw error;
@@ -196,7 +218,11 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
 
     purgeExpired: (limit) => storage('purgeExpired', async () => (await driver.query(sql.purge, [limit])).rowCount),
 
-    async transaction(input, work) {
+    async transaction(input, handle) {
+      const work: typeof handle = (claim, tx) => {
+        transactionReplays.record(isReplay(claim));
+        return handle(claim, tx);
+      };
       for (let attempt = 1; ; attempt++) {
         // Assigned inside the callbacks, so typed wide: control flow cannot follow it there.
         let phase = 'begin' as TransactionPhase;
@@ -204,6 +230,15 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
           phase = now;
         };
         try {
+          if (own && transactionReplays.likely) {
+            phase = 'claim';
+            const record = await completedRecord(input.scope);
+            if (record) {
+              phase = 'work';
+              // No connection is held and no transaction is open: the engine hands a tx to handlers of won claims only.
+              return (await work({ kind: 'existing', record }, endedConnection() as unknown as Tx)).value;
+            }
+          }
           const run = work as unknown as (claim: TransactionClaim, tx: PostgresTx) => Promise<TransactionDecision<unknown>>;
           const scriptedValue = (value: unknown) => value as Awaited<ReturnType<typeof work>>['value'];
           if (own?.session) return scriptedValue(await own.session((held) => scriptedTransaction(held, scripted, input, run, at)));
@@ -231,14 +266,6 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
             );
           }
           phase = 'claim';
-          // PGlite, a replay in one call: a completed live record answers exactly as the claim would, so no
-          // transaction opens. Through a bridge the read would be a round trip more on every first request.
-          const [found] = own ? (await driver.query<RecordRow>(sql.get, scopeParams(input.scope))).rows : [];
-          if (found !== undefined && found.state !== 'in_progress') {
-            phase = 'work';
-            // No transaction is open: the engine hands a tx to handlers of won claims only.
-            return (await work({ kind: 'existing', record: toRecord(input.scope, found) }, endedConnection() as unknown as Tx)).value;
-          }
           // Prepared before the transaction opens, so the claim and the save inside it run planned.
           const upsert = own?.kind === 'pglite' && lockTimeout === null;
           await own?.prepare?.([lockTimeout === null ? sql.claim : sql.claimBounded, sql.save, ...(upsert ? [sql.claimFresh] : [])]);

@@ -130,6 +130,25 @@ describe('lease-mode round trips', () => {
     ).toEqual(['WITH', 'DELETE']);
   });
 
+  it('while replays dominate, a replay is the record read alone; a first request then pays that read, until first requests dominate again', async () => {
+    const counted = countingPool(observer);
+    const engine = createIdempotency({ store: postgresStore({ db: counted, schema }) });
+    const request = { tenant: 'acme', operation: 'payments.create.v1', key: uniqueKey('hot'), request: { amount: 10 } };
+    const measure = async (attempt: () => Promise<unknown>) => {
+      counted.sent.length = 0;
+      await attempt();
+      return kinds(counted.sent);
+    };
+    const handler = async () => ({ status: 201, body: { id: 'pay_1' } });
+    await engine.run(request, handler);
+    for (let i = 0; i < 16; i++) expect((await engine.run(request, handler)).kind).toBe('replayed');
+    expect(await measure(() => engine.run(request, handler))).toEqual(['SELECT']);
+    const fresh = () => ({ ...request, key: uniqueKey('fresh') });
+    expect(await measure(() => engine.run(fresh(), handler))).toEqual(['SELECT', 'WITH', 'UPDATE']);
+    for (let i = 0; i < 16; i++) await engine.run(fresh(), handler);
+    expect(await measure(() => engine.run(fresh(), handler))).toEqual(['WITH', 'UPDATE']);
+  });
+
   it('a replay is a pure read: it takes no transaction id, so it writes nothing', async () => {
     const client = new pg.Client({ connectionString: DATABASE_URL });
     await client.connect();

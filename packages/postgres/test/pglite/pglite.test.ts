@@ -37,15 +37,33 @@ runStoreConformance({ describe, it, expect }, {
 transactionalBehaviours('PGlite', () => ({ db, schema }));
 
 describe('PGlite: calls per transactional request', () => {
-  it('a replay is one read, outside any transaction', async () => {
+  const handler = async ({ tx }: { tx: PostgresTx }) => {
+    await tx.query('SELECT 1');
+    return { status: 201 };
+  };
+
+  it('a first request reads nothing before its transaction; a lone replay answers from the claim inside one', async () => {
     const sent: Sent[] = [];
     const engine = createIdempotency({ store: postgresStore({ db: recordingPglite(db, sent), schema }) });
-    const request = { tenant: 'acme', operation: 'payments.create.v1', key: `calls-${Date.now()}`, request: {} };
-    const handler = async ({ tx }: { tx: PostgresTx }) => {
-      await tx.query('SELECT 1');
-      return { status: 201 };
-    };
+    const warm = { tenant: 'acme', operation: 'payments.create.v1', key: `warm-${Date.now()}`, request: {} };
+    // The first request on an instance PREPAREs oncely's statements; the second is the steady state.
+    expect((await engine.runInTransaction(warm, handler)).kind).toBe('executed');
+    const request = { ...warm, key: `calls-${Date.now()}` };
+    sent.length = 0;
     expect((await engine.runInTransaction(request, handler)).kind).toBe('executed');
+    // The claim (one upsert), the handler's statement and the save, all inside db.transaction().
+    expect(sent.map((s) => s.inTransaction)).toEqual([true, true, true]);
+    sent.length = 0;
+    expect((await engine.runInTransaction(request, handler)).kind).toBe('replayed');
+    expect(sent.every((s) => s.inTransaction)).toBe(true);
+  });
+
+  it('while replays dominate, a replay is one read, outside any transaction', async () => {
+    const sent: Sent[] = [];
+    const engine = createIdempotency({ store: postgresStore({ db: recordingPglite(db, sent), schema }) });
+    const request = { tenant: 'acme', operation: 'payments.create.v1', key: `replays-${Date.now()}`, request: {} };
+    expect((await engine.runInTransaction(request, handler)).kind).toBe('executed');
+    for (let i = 0; i < 16; i++) expect((await engine.runInTransaction(request, handler)).kind).toBe('replayed');
     sent.length = 0;
     expect((await engine.runInTransaction(request, handler)).kind).toBe('replayed');
     expect(sent).toEqual([{ text: expect.stringMatching(/^EXECUTE oncely_\w+_s\(/), inTransaction: false }]);

@@ -6,7 +6,7 @@ import { type PostgresDb, postgresStore } from '../../src/index.js';
 import { charge, chargeHandler, createBusinessTables, ledger, openAccount } from '../support/business.js';
 import { countingPool, messages } from '../support/counting-pool.js';
 import { createPool, migratedSchema, rawRecord } from '../support/database.js';
-import { blockedOnLock, gate } from '../support/wait.js';
+import { blockedOnLock, gate, until } from '../support/wait.js';
 import { transactionalBehaviours } from './behaviours.js';
 
 const { pool, schema } = migratedSchema('tx_pool');
@@ -180,5 +180,52 @@ describe('pg.Pool: statements added to the business transaction', () => {
     expect(messages(counted.sent)).toEqual(['EXECUTE+EXECUTE+EXECUTE+EXECUTE+BEGIN']);
     expect((await ledger(pool, schema, account)).charges).toBe(1);
     expect((await rawRecord(pool, postgresStore({ db: pool, schema }).table, { ...request, principal: '' }))?.state).toBe('succeeded');
+  });
+});
+
+describe('pg.Pool: while replays dominate', () => {
+  it('a replay is one pooled read: no connection held, no message, no transaction; first requests bring the claim-first message back', async () => {
+    const account = uniqueKey('acct');
+    await openAccount(pool, schema, account, 1_000);
+    const counted = countingPool(namedPool('tx_replays', { max: 1 }));
+    const engine = createIdempotency({ store: postgresStore({ db: counted, schema }) });
+    const request = { tenant: 'acme', operation: 'charges.create.v1', key: uniqueKey('hot'), request: { account, amount: 10 } };
+    await engine.runInTransaction(request, chargeHandler(schema, account, 10));
+    for (let i = 0; i < 16; i++) expect((await engine.runInTransaction(request, chargeHandler(schema, account, 10))).kind).toBe('replayed');
+    counted.sent.length = 0;
+    expect((await engine.runInTransaction(request, chargeHandler(schema, account, 10))).kind).toBe('replayed');
+    // Connection 0 is pool.query: the read went out as a statement of its own, with no session checked out.
+    expect(counted.sent.map((sent) => [sent.connection, messages([sent])[0]])).toEqual([[0, 'SELECT']]);
+    // A first request meanwhile pays that read, then claims as before; once first requests dominate again, it claims first.
+    const fresh = () => ({ ...request, key: uniqueKey('fresh') });
+    counted.sent.length = 0;
+    expect((await engine.runInTransaction(fresh(), chargeHandler(schema, account, 10))).kind).toBe('executed');
+    expect(messages(counted.sent)).toEqual(['SELECT', 'EXECUTE+EXECUTE+EXECUTE+EXECUTE+BEGIN', 'INSERT', 'UPDATE', 'EXECUTE+COMMIT']);
+    for (let i = 0; i < 16; i++) await engine.runInTransaction(fresh(), chargeHandler(schema, account, 10));
+    counted.sent.length = 0;
+    expect((await engine.runInTransaction(fresh(), chargeHandler(schema, account, 10))).kind).toBe('executed');
+    expect(messages(counted.sent)).toEqual(['EXECUTE+EXECUTE+EXECUTE+EXECUTE+BEGIN', 'INSERT', 'UPDATE', 'EXECUTE+COMMIT']);
+    expect((await ledger(pool, schema, account)).charges).toBe(19);
+  });
+
+  it('reading first answers only a completed record: another body is a mismatch, a lapsed lease is taken over', async () => {
+    const account = uniqueKey('acct');
+    await openAccount(pool, schema, account, 1_000);
+    const store = postgresStore({ db: pool, schema });
+    const engine = createIdempotency({ store });
+    const request = { tenant: 'acme', operation: 'charges.create.v1', key: uniqueKey('hot'), request: { account, amount: 10 } };
+    await engine.runInTransaction(request, chargeHandler(schema, account, 10));
+    for (let i = 0; i < 16; i++) await engine.runInTransaction(request, chargeHandler(schema, account, 10));
+    expect(await engine.runInTransaction({ ...request, request: { account, amount: 99 } }, chargeHandler(schema, account, 99))).toEqual({ kind: 'mismatch' });
+    // A lease-mode owner that stopped renewing: the record is in progress, and the same request takes it over.
+    const input = { scope: { tenant: 'acme', principal: '', operation: 'charges.create.v1', key: uniqueKey('lapsed') }, fingerprint: 'fp', token: 'gone', leaseMs: 1, retentionMs: 60_000 };
+    expect((await store.claim(input)).kind).toBe('claimed');
+    await until('the lease lapsed', async () => ((await store.get(input.scope)) as { leaseRemainingMs?: number } | undefined)?.leaseRemainingMs === 0);
+    const claims: string[] = [];
+    await store.transaction({ ...input, token: 'next', leaseMs: 30_000 }, async (claim) => {
+      claims.push(claim.kind);
+      return { action: 'rollback', value: undefined };
+    });
+    expect(claims).toEqual(['claimed']);
   });
 });
