@@ -11,6 +11,7 @@ import type {
   RecordState,
   StoredResponse,
 } from '../store.js';
+import { markTextOnly, storedJson } from './stored-json.js';
 
 /**
  * One record. The scope's fields are held flat, not as a copy of the caller's object, and a
@@ -126,7 +127,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     expiresAt: new Date(entry.expiresAt),
   });
 
-  return {
+  const store: MemoryStore = {
     name: 'memory',
     capabilities: { transactions: false, nativeTtl: false, flows: true },
     get size() {
@@ -166,7 +167,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       entry.state = input.state;
       entry.token = '';
       // Stores hold JSON, as every real store does: callers cannot alias a record.
-      entry.response = JSON.stringify(input.response);
+      entry.response = storedJson(input.response);
       entry.expiresAt = now + input.retentionMs;
       return 'ok';
     },
@@ -243,4 +244,6 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       last = undefined;
     },
   };
+  markTextOnly(store);
+  return store;
 }
