@@ -1,10 +1,11 @@
 import type { StoredResponse } from '../store.js';
 
-/** The JSON text of a stored response, set by the engine for a store that keeps nothing but that text. */
-const STORED_JSON = Symbol('oncely.storedJson');
+/** JSON text the engine attaches to a stored response for a store that keeps nothing but text. */
+const META_JSON = Symbol('oncely.storedMetaJson');
+const BODY_JSON = Symbol('oncely.storedBodyJson');
 
-/** A stored response with its JSON text attached. */
-type WithJson = StoredResponse & { [STORED_JSON]?: string };
+/** A stored response with the JSON text of its other members and of its body attached. */
+type WithJson = StoredResponse & { [META_JSON]?: string; [BODY_JSON]?: string };
 
 /** The memory stores made by `memoryStore()`: they keep a response only as JSON text, never the object. */
 const textOnlyStores = new WeakSet<object>();
@@ -22,13 +23,22 @@ export function isTextOnly(store: object): boolean {
   return textOnlyStores.has(store);
 }
 
-/** Attaches the JSON text of `stored` with `bodyJson` as its body, the same text `JSON.stringify` writes. */
+/** Attaches the JSON of `stored` (which has no body yet) and `bodyJson`, the text of the body it is about to get. */
 export function attachJson(stored: StoredResponse, bodyJson: string): void {
-  // `stored` always has a status, so its JSON ends with `}` after at least one member.
-  (stored as WithJson)[STORED_JSON] = `${JSON.stringify(stored).slice(0, -1)},"body":${bodyJson}}`;
+  (stored as WithJson)[META_JSON] = JSON.stringify(stored);
+  (stored as WithJson)[BODY_JSON] = bodyJson;
 }
 
-/** The JSON text of a response: the one the engine attached, else serialized now. */
-export function storedJson(response: StoredResponse): string {
-  return (response as WithJson)[STORED_JSON] ?? JSON.stringify(response);
+/**
+ * A response as two JSON texts, each a flat string (a joined text would be a rope of its parts, held
+ * for the retention): its members with the body when nothing was attached, else without it, and the
+ * attached body.
+ */
+export function responseJson(response: StoredResponse): string {
+  return (response as WithJson)[META_JSON] ?? JSON.stringify(response);
+}
+
+/** The body's JSON text the engine attached, if it did. */
+export function bodyJson(response: StoredResponse): string | undefined {
+  return (response as WithJson)[BODY_JSON];
 }
