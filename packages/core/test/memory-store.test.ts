@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { manualClock, memoryStore } from '../src/index.js';
+import { createIdempotency, manualClock, memoryStore } from '../src/index.js';
 
 describe('memory store cleanup', () => {
   it('purgeExpired frees the memory of expired records only', async () => {
@@ -70,6 +70,45 @@ describe('memory store records by caller, operation and key', () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('memory store keeps the response as JSON text', () => {
+  const request = (key: string) => ({ tenant: 't', operation: 'op.v1', key, request: { n: 1 } });
+
+  it('replays what the handler answered even when it changes its body afterwards, as a store holding a snapshot does', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue(), fc.option(fc.string(), { nil: undefined }), async (value, resourceId) => {
+        // The same engine on a spread copy of a memory store: a store the engine must hand a snapshot.
+        const inner = memoryStore();
+        let handed: { body?: unknown } | undefined;
+        const copy = {
+          ...inner,
+          complete: (input: Parameters<typeof inner.complete>[0]) => {
+            handed = input.response;
+            return inner.complete(input);
+          },
+        };
+        const direct = createIdempotency({ store: memoryStore() });
+        const wrapped = createIdempotency({ store: copy });
+        const body = { value, list: [value] };
+        const answer = async () => ({ status: 201, headers: { 'x-a': '1' }, body, ...(resourceId === undefined ? {} : { resourceId }) });
+        await direct.run(request('k'), answer);
+        await wrapped.run(request('k'), answer);
+        expect(handed?.body).not.toBe(body);
+        body.list.push('changed later');
+        const expected = JSON.parse(JSON.stringify({ value, list: [value] }));
+        for (const engine of [direct, wrapped]) {
+          const replay = await engine.run(request('k'), answer);
+          expect(replay.kind).toBe('replayed');
+          if (replay.kind !== 'replayed') return;
+          expect(replay.response.body).toEqual(expected);
+          expect(replay.response.headers).toEqual({ 'x-a': '1' });
+          expect(replay.response.resourceId).toBe(resourceId);
+        }
+      }),
+      { numRuns: 100 },
     );
   });
 });

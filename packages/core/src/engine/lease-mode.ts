@@ -2,7 +2,7 @@ import { isOncelyError, OncelyError } from '../errors.js';
 import { integerOption } from '../options/option-checks.js';
 import { storageGuard } from '../storage/storage-call.js';
 import type { StoreOperation } from '../storage/storage-operation.js';
-import type { IdempotencyStore, StoredResponse, TerminalState } from '../store.js';
+import type { FenceResult, IdempotencyStore, StoredResponse, TerminalState } from '../store.js';
 import type { EngineParts } from './engine-events.js';
 import { answerExisting } from './existing-record.js';
 import { ContextBase } from './handler-context.js';
@@ -37,13 +37,28 @@ export function leaseMode(
   const storeCall = <T>(prepared: PreparedRequest, stage: StoreOperation, call: () => T | PromiseLike<T>): Promise<T> =>
     storageCall(stage, call, onEvent ? (error) => report(prepared, { type: 'storage_error', stage, error }) : undefined);
 
-  async function complete(prepared: PreparedRequest, fence: number, state: TerminalState, response: StoredResponse): Promise<void> {
+  const completeCall = (prepared: PreparedRequest, state: TerminalState, response: StoredResponse) =>
+    storeCall(prepared, 'complete', () => store.complete({ scope: prepared.scope, token: prepared.claim.token, state, response, retentionMs }));
+
+  /** The first attempt answered `ok` resolves without the retry loop's async frame; anything else goes through the loop. */
+  function complete(prepared: PreparedRequest, fence: number, state: TerminalState, response: StoredResponse): Promise<void> {
+    const first = completeCall(prepared, state, response);
+    const slow = () => completeRetrying(prepared, fence, state, response, first);
+    return first.then((result) => (result === 'ok' ? undefined : slow()), slow);
+  }
+
+  /** `complete` from its first attempt's answer (`first`) on: refusals, a lost fence, storage failures retried within the budget. */
+  async function completeRetrying(
+    prepared: PreparedRequest,
+    fence: number,
+    state: TerminalState,
+    response: StoredResponse,
+    first: Promise<FenceResult>,
+  ): Promise<void> {
     const budget: RetryBudget = {};
     for (let attempt = 1; ; attempt++) {
       try {
-        const result = await storeCall(prepared, 'complete', () =>
-          store.complete({ scope: prepared.scope, token: prepared.claim.token, state, response, retentionMs }),
-        );
+        const result = await (attempt === 1 ? first : completeCall(prepared, state, response));
         const problem = fenceResultProblem(result);
         if (problem) throw refusal(engine, prepared, 'complete', problem);
         // fence_lost may be this very write answered twice: a client that resends a command whose reply
@@ -133,10 +148,11 @@ export function leaseMode(
       reportRecorded(engine, prepared, executed, startedAt);
       return executed;
     },
-    async complete(prepared, fence, stored, executed, startedAt) {
-      await complete(prepared, fence, executed.state, stored);
-      reportRecorded(engine, prepared, executed, startedAt);
-      return executed;
+    complete(prepared, fence, stored, executed, startedAt) {
+      return complete(prepared, fence, executed.state, stored).then(() => {
+        reportRecorded(engine, prepared, executed, startedAt);
+        return executed;
+      });
     },
   };
 

@@ -1,5 +1,6 @@
 import { OncelyError } from '../errors.js';
 import { hasControlCharacter } from '../scope.js';
+import { attachJson, isTextOnly } from '../memory/stored-json.js';
 import type { IdempotencyStore, StoredResponse } from '../store.js';
 import type { EngineParts } from './engine-events.js';
 import type { PreparedRequest } from './prepared-request.js';
@@ -41,8 +42,15 @@ export function toStored(engine: EngineParts<IdempotencyStore>, prepared: Prepar
   const bytes = json === undefined ? 0 : utf8Length(json);
   const stored = stripBody(response);
   if (serializable && bytes <= prepared.limitBytes) {
+    if (json === undefined) return stored;
+    if (isTextOnly(engine.store)) {
+      // The memory store keeps only this text, which is already the snapshot: no copy to parse back.
+      attachJson(stored, json);
+      stored.body = response.body;
+      return stored;
+    }
     // Parsed back from the JSON: the stored copy is a snapshot, with what JSON keeps and nothing else.
-    if (json !== undefined) stored.body = JSON.parse(json);
+    stored.body = JSON.parse(json);
     return stored;
   }
   const strategy = engine.oversize === 'reference' && response.resourceId !== undefined ? 'reference' : 'omit';

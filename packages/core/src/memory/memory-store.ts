@@ -11,6 +11,7 @@ import type {
   RecordState,
   StoredResponse,
 } from '../store.js';
+import { bodyJson, markTextOnly, responseJson } from './stored-json.js';
 
 /**
  * One record. The scope's fields are held flat, not as a copy of the caller's object, and a
@@ -30,6 +31,8 @@ interface Entry {
   leaseExpiresAt: number;
   /** The stored response as JSON text: serialized once when saved, parsed for each reader. */
   response?: string;
+  /** Its body's JSON text when the engine handed it apart from `response` (see `stored-json.ts`). */
+  body?: string;
   createdAt: number;
   expiresAt: number;
   /** The flow of this record's life, if one was opened; a takeover keeps it, a fresh claim has none. */
@@ -58,6 +61,13 @@ export interface MemoryStore extends FlowStore<MemoryFlowTx> {
 
 /** Injective: each field is prefixed with its length, so no field can run into the next. */
 const callerIdOf = (scope: Scope) => `${scope.tenant.length}:${scope.tenant}${scope.principal.length}:${scope.principal}${scope.operation}`;
+
+/** A stored response read back from its JSON, with the body held apart put back in. */
+function parseResponse(response: string, body: string | undefined): StoredResponse {
+  const parsed = JSON.parse(response) as { -readonly [K in keyof StoredResponse]: StoredResponse[K] };
+  if (body !== undefined) parsed.body = JSON.parse(body);
+  return parsed;
+}
 
 /** The records of one caller and operation, by key. */
 type Table = Map<string, Entry>;
@@ -121,12 +131,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     fence: entry.fence,
     ...(entry.state === 'in_progress'
       ? { leaseRemainingMs: Math.max(0, entry.leaseExpiresAt - now) }
-      : { response: entry.response === undefined ? undefined : (JSON.parse(entry.response) as StoredResponse) }),
+      : { response: entry.response === undefined ? undefined : parseResponse(entry.response, entry.body) }),
     createdAt: new Date(entry.createdAt),
     expiresAt: new Date(entry.expiresAt),
   });
 
-  return {
+  const store: MemoryStore = {
     name: 'memory',
     capabilities: { transactions: false, nativeTtl: false, flows: true },
     get size() {
@@ -166,7 +176,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       entry.state = input.state;
       entry.token = '';
       // Stores hold JSON, as every real store does: callers cannot alias a record.
-      entry.response = JSON.stringify(input.response);
+      entry.response = responseJson(input.response);
+      entry.body = bodyJson(input.response);
       entry.expiresAt = now + input.retentionMs;
       return 'ok';
     },
@@ -243,4 +254,6 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       last = undefined;
     },
   };
+  markTextOnly(store);
+  return store;
 }

@@ -1,56 +1,99 @@
 const decoder = new TextDecoder();
 
+/** What a buffered request holds: the bytes read, the content type, and whether its body was used. */
+interface Held {
+  readonly bytes: Uint8Array;
+  readonly contentType: string;
+  used: boolean;
+  stream: ReadableStream<Uint8Array> | undefined;
+}
+
+const HELD = Symbol('oncely.bufferedBody');
+type Buffered = Request & { [HELD]: Held };
+
+const copy = (held: Held) => held.bytes.slice();
+
+/** Marks the body used first, as every read of a Fetch body does. */
+function take(held: Held): void {
+  if (held.used || held.stream?.locked) throw new TypeError('Body is unusable: Body has already been read');
+  held.used = true;
+}
+
+/** A body reader over the held bytes: shared by every buffered request, the bytes found through `this`. */
+const reader = <T>(read: (held: Held) => T) =>
+  async function (this: Buffered) {
+    const held = this[HELD];
+    take(held);
+    return read(held);
+  };
+
+/** The members a buffered request overrides, once for every request (per-request closures cost more than the read). */
+const MEMBERS: PropertyDescriptorMap = {
+  arrayBuffer: { configurable: true, writable: true, value: reader((held) => copy(held).buffer) },
+  bytes: { configurable: true, writable: true, value: reader(copy) },
+  text: { configurable: true, writable: true, value: reader((held) => decoder.decode(held.bytes)) },
+  json: { configurable: true, writable: true, value: reader((held) => JSON.parse(decoder.decode(held.bytes))) },
+  blob: { configurable: true, writable: true, value: reader((held) => new Blob([copy(held)], { type: held.contentType })) },
+  formData: {
+    configurable: true,
+    writable: true,
+    value: reader((held) => new Response(copy(held), { headers: { 'content-type': held.contentType } }).formData()),
+  },
+  clone: {
+    configurable: true,
+    writable: true,
+    value: function clone(this: Buffered) {
+      const held = this[HELD];
+      take(held);
+      held.used = false;
+      return new Request(this.url, { method: this.method, headers: this.headers, body: copy(held), signal: this.signal });
+    },
+  },
+  bodyUsed: {
+    configurable: true,
+    get(this: Buffered) {
+      const held = this[HELD];
+      return held.used || (held.stream?.locked ?? false);
+    },
+  },
+  body: {
+    configurable: true,
+    get(this: Buffered) {
+      const held = this[HELD];
+      return (held.stream ??= new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(copy(held));
+          controller.close();
+        },
+      }));
+    },
+  },
+};
+
+/** One prototype per request class (Request, NextRequest...): the class's own, with {@link MEMBERS} in front. */
+const prototypes = new WeakMap<object, object>();
+
+function bufferedPrototype(proto: object): object {
+  let buffered = prototypes.get(proto);
+  if (!buffered) {
+    buffered = Object.create(proto, MEMBERS) as object;
+    prototypes.set(proto, buffered);
+  }
+  return buffered;
+}
+
 /**
- * Reads a request's body once and hands the same object its body back: own `arrayBuffer`, `bytes`,
+ * Reads a request's body once and hands the same object its body back: `arrayBuffer`, `bytes`,
  * `text`, `json`, `blob`, `formData`, `body`, `bodyUsed` and `clone` serve the bytes read, each read
  * once as the Fetch standard allows. The handler keeps the very object it was given (a `NextRequest`
- * stays one, its other members untouched), and nothing tees the stream: `request.clone()` on Node
- * costs more than the rest of the contract together. A `clone()` of the handler's is a plain `Request`.
+ * stays one and an instance of its class, its other members untouched): its prototype becomes one that
+ * puts these members in front of its class's. Nothing tees the stream: `request.clone()` on Node costs
+ * more than the rest of the contract together. A `clone()` of the handler's is a plain `Request`.
  */
 export async function bufferBody(request: Request): Promise<Uint8Array> {
   const bytes = new Uint8Array(await request.arrayBuffer());
-  const contentType = request.headers.get('content-type') ?? '';
-  let used = false;
-  let stream: ReadableStream<Uint8Array> | undefined;
-  const take = () => {
-    if (used || stream?.locked) throw new TypeError('Body is unusable: Body has already been read');
-    used = true;
-  };
-  const copy = () => bytes.slice();
-  /** A body reader that marks the body used first, as every read of a Fetch body does. */
-  const reader =
-    <T>(read: () => T) =>
-    async () => {
-      take();
-      return read();
-    };
-  const members: Record<string, unknown> = {
-    arrayBuffer: reader(() => copy().buffer),
-    bytes: reader(copy),
-    text: reader(() => decoder.decode(bytes)),
-    json: reader(() => JSON.parse(decoder.decode(bytes))),
-    blob: reader(() => new Blob([copy()], { type: contentType })),
-    formData: reader(() => new Response(copy(), { headers: { 'content-type': contentType } }).formData()),
-    clone: () => {
-      take();
-      used = false;
-      return new Request(request.url, { method: request.method, headers: request.headers, body: copy(), signal: request.signal });
-    },
-  };
-  const properties: PropertyDescriptorMap = {
-    bodyUsed: { configurable: true, get: () => used || (stream?.locked ?? false) },
-    body: {
-      configurable: true,
-      get: () =>
-        (stream ??= new ReadableStream<Uint8Array>({
-          start(controller) {
-            controller.enqueue(copy());
-            controller.close();
-          },
-        })),
-    },
-  };
-  for (const [name, value] of Object.entries(members)) properties[name] = { configurable: true, writable: true, value };
-  Object.defineProperties(request, properties);
+  const held: Held = { bytes, contentType: request.headers.get('content-type') ?? '', used: false, stream: undefined };
+  (request as Buffered)[HELD] = held;
+  Object.setPrototypeOf(request, bufferedPrototype(Object.getPrototypeOf(request) as object));
   return bytes;
 }

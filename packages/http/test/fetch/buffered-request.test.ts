@@ -54,6 +54,22 @@ describe('bufferBody', () => {
     expect(await original.text()).toBe('a=1&a=2');
   });
 
+  it('keeps each request its own bytes and state, whatever order requests of one class are buffered and read in', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.string(), { minLength: 2, maxLength: 6 }), fc.boolean(), async (texts, reverse) => {
+        const requests = texts.map((text) => request(text));
+        for (const each of requests) await bufferBody(each);
+        const order = reverse ? [...requests.keys()].reverse() : [...requests.keys()];
+        for (const index of order) {
+          expect(requests[index]!.bodyUsed).toBe(false);
+          expect(await requests[index]!.text()).toBe(texts[index]);
+          expect(requests[index]!.bodyUsed).toBe(true);
+        }
+      }),
+      { numRuns: 50 },
+    );
+  });
+
   it('reads form data with the request content type', async () => {
     const original = request('amount=10&currency=eur', 'application/x-www-form-urlencoded');
     await bufferBody(original);
