@@ -22,6 +22,8 @@ export interface TransactionBridge<Db, Tx> {
   readonly pg?: {
     pool(db: Db): PgPoolLike | undefined;
     transactionOn(db: Db, client: PgClientLike): Promise<Tx>;
+    /** The isolation level the ORM sets on its transactions on `db`, if any (one of PostgreSQL's four, any case): oncely's claim opens the transaction at it. */
+    isolationLevel?(db: Db): string | undefined;
     /**
      * Called once the handler is done with `tx`, before the save and COMMIT go out: the ORM's object
      * stops using the connection. `committing` when the transaction is to commit: what the ORM writes

@@ -16,6 +16,7 @@ import { joinedTransaction, lostRecord, type TransactionSteps } from './joined-t
 import type { PostgresDb, PostgresTx, TxOf } from '../driver/postgres-db.js';
 import { isPostgresJsSql } from '../driver/postgresjs-driver.js';
 import { endedConnection, type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
+import { setIsolation } from '../sql/isolation.js';
 import { prepared } from '../sql/prepared.js';
 import { isConnectionLost, isLockTimeout, isRetryableConflict } from '../driver/sql-state.js';
 import { qualifiedName } from '../identifiers/identifier.js';
@@ -98,6 +99,8 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
   const sql = prepared(storeStatements(table));
   const prepare = (options as PostgresStoreOptions).preparedStatements ?? true;
   const scripted: ScriptedStore = { sql, prepare, lockTimeout, attempts: CLAIM_ATTEMPTS };
+  // The ORM's isolation level opens oncely's transaction as the ORM would have opened its own.
+  const scriptedOrm: ScriptedStore = { ...scripted, isolation: scriptedPg ? setIsolation(onPg?.isolationLevel?.(options.db as Db)) : null };
 
   const storage = storageGuard(NAME);
 
@@ -212,7 +215,7 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
           if (scriptedPg && bridged) {
             // The handler gets the ORM's transaction over the connection the claim and BEGIN went out on.
             return await bridged((held) =>
-              scriptedTransaction(held, scripted, input, async (claim) => {
+              scriptedTransaction(held, scriptedOrm, input, async (claim) => {
                 const tx = await scriptedPg.bridge.transactionOn(options.db as Db, held.client);
                 let decision: Awaited<ReturnType<typeof work>>;
                 try {
