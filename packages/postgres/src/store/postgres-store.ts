@@ -94,6 +94,8 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
   const onPg = options.bridge?.pg;
   const pgPool = onPg?.pool(options.db as Db);
   const scriptedPg = onPg && pgPool ? { bridge: onPg, driver: sqlDriver(pgPool, options) } : undefined;
+  // Only PGlite reaches the read-first path on oncely's own driver (pg and postgres.js take theirs above).
+  const readFirst = own !== undefined || options.bridge?.readsFirst?.(options.db as Db) === true;
   const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_TABLE);
   const lockTimeout = lockTimeoutSetting(options.lockTimeoutMs);
   const sql = prepared(storeStatements(table));
@@ -235,8 +237,8 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
           }
           phase = 'claim';
           // PGlite, a replay in one call: a completed live record answers exactly as the claim would, so no
-          // transaction opens. Through a bridge the read would be a round trip more on every first request.
-          const [found] = own ? (await driver.query<RecordRow>(sql.get, scopeParams(input.scope))).rows : [];
+          // transaction opens. Through a bridge over a network the read would be a round trip more on every first request.
+          const [found] = readFirst ? (await driver.query<RecordRow>(sql.get, scopeParams(input.scope))).rows : [];
           if (found !== undefined && found.state !== 'in_progress') {
             phase = 'work';
             // No transaction is open: the engine hands a tx to handlers of won claims only.

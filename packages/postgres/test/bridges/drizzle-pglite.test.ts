@@ -7,6 +7,7 @@ import { drizzle } from 'drizzle-orm/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, postgresInbox, postgresOutbox, postgresStore } from '../../src/index.js';
 import { rawRecord } from '../support/database.js';
+import { recordingPglite, type Sent } from '../support/recording-pglite.js';
 import { paymentsTable } from './cases/bridge-case.js';
 import { payments } from './cases/drizzle-node-postgres.js';
 
@@ -99,5 +100,23 @@ describe('drizzle (PGlite): transactional idempotency through the ORM transactio
     expect(first.kind).toBe('executed');
     expect(await rows(joined)).toBe(1);
     expect((await db.transaction((tx) => idempotency.runInTransaction(request(joined), async () => ({ status: 500 }), { tx }))).kind).toBe('replayed');
+  });
+});
+
+describe('drizzle (PGlite): calls per transactional request, as on oncely’s own PGlite driver', () => {
+  it('a replay is one read, outside any transaction; a first request reads, then claims, writes and saves in one transaction', async () => {
+    const sent: Sent[] = [];
+    const recorded = drizzle(recordingPglite(client, sent));
+    const idempotency = createIdempotency({ store: postgresStore({ db: recorded, bridge: drizzleBridge<typeof recorded>(), schema }) });
+    const key = uniqueKey('calls');
+    const pay = async ({ tx }: { tx: Parameters<Parameters<typeof recorded.transaction>[0]>[0] }) => {
+      await tx.insert(table).values({ key, amount: 10 });
+      return { status: 201 };
+    };
+    expect((await idempotency.runInTransaction({ tenant: 'acme', operation: 'payments.create.v1', key, request: {} }, pay)).kind).toBe('executed');
+    expect(sent.map((call) => call.inTransaction)).toEqual([false, true, true, true]);
+    sent.length = 0;
+    expect((await idempotency.runInTransaction({ tenant: 'acme', operation: 'payments.create.v1', key, request: {} }, pay)).kind).toBe('replayed');
+    expect(sent).toEqual([{ text: expect.stringMatching(/^SELECT fingerprint/), inTransaction: false }]);
   });
 });
