@@ -5,3 +5,4 @@ export {
   type PrismaTx,
   prismaBridge,
 } from './bridge/prisma-bridge.js';
+export { type OncelyPrismaAdapter, oncelyAdapter, type PrismaAdapterFactoryLike } from './bridge/prisma-held-adapter.js';

@@ -5,7 +5,7 @@ import { knexBridge } from '@oncely/postgres/knex';
 import { kyselyBridge } from '@oncely/postgres/kysely';
 import { mikroOrmBridge } from '@oncely/postgres/mikro-orm';
 import { typeormBridge } from '@oncely/postgres/typeorm';
-import { type EntityManager as MikroEntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { IsolationLevel, type EntityManager as MikroEntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { sql as drizzleSql } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
@@ -171,6 +171,27 @@ async function subjects(url: string): Promise<Subject<unknown, unknown>[]> {
         await tx.getConnection().execute(`INSERT INTO ${PAYMENTS} (idempotency_key, amount) VALUES (?, ?)`, [key, 1], 'run', tx.getTransactionContext());
       },
       close: () => mikro.close(true),
+    },
+    // An isolation level: oncely's claim message sets it (SET TRANSACTION first), so these keep the held route.
+    {
+      name: 'TypeORM (pg), SERIALIZABLE',
+      db: dataSource,
+      bridge: typeormBridge({ isolationLevel: 'SERIALIZABLE' }),
+      transaction: (work: (tx: TypeormManager) => Promise<void>) => dataSource.transaction('SERIALIZABLE', work),
+      insert: async (tx: TypeormManager, key: string) => {
+        await tx.query(INSERT, [key, 1]);
+      },
+      close: async () => undefined,
+    },
+    {
+      name: 'MikroORM 6 (pg), SERIALIZABLE',
+      db: mikro.em,
+      bridge: mikroOrmBridge<MikroEntityManager>({ isolationLevel: IsolationLevel.SERIALIZABLE }),
+      transaction: (work: (tx: MikroEntityManager) => Promise<void>) => mikro.em.transactional(work, { isolationLevel: IsolationLevel.SERIALIZABLE }),
+      insert: async (tx: MikroEntityManager, key: string) => {
+        await tx.getConnection().execute(`INSERT INTO ${PAYMENTS} (idempotency_key, amount) VALUES (?, ?)`, [key, 1], 'run', tx.getTransactionContext());
+      },
+      close: async () => undefined,
     },
   ];
   return list as unknown as Subject<unknown, unknown>[];

@@ -19,11 +19,11 @@ interface DrizzleSessionParts {
   readonly options: unknown;
 }
 
+/** The entity kind of a Drizzle database's session: `NodePgSession`, `PgliteSession`, … */
+const sessionKind = (db: unknown) => String((db as { session?: { constructor?: Record<symbol, unknown> } }).session?.constructor?.[entityKind]);
+
 /** Drizzle's node-postgres database: its session is a `NodePgSession` (Drizzle's entity kind names it). */
-const isNodePg = (db: unknown) => {
-  const session = (db as { session?: { constructor?: Record<symbol, unknown> } }).session;
-  return String(session?.constructor?.[entityKind]) === 'NodePgSession';
-};
+const isNodePg = (db: unknown) => sessionKind(db) === 'NodePgSession';
 
 /** A statement with `$n` parameters as a Drizzle `sql` query: every `$n` becomes a bound parameter, never text. */
 export function drizzleStatement(text: string, params: readonly unknown[]): SQL {
@@ -55,6 +55,8 @@ export function drizzleBridge<Db extends DrizzlePgDatabase = DrizzlePgDatabase>(
       return db.transaction((tx) => work(tx as DrizzleTransaction<Db>));
     },
     query: async (on, text, params) => sqlResult(await (on as DrizzlePgDatabase).execute(drizzleStatement(text, params))),
+    // On PGlite a replay is then one call with no transaction, as on oncely's own PGlite driver.
+    readsFirst: (db) => sessionKind(db) === 'PgliteSession',
     pg: {
       pool: (db) => {
         const client = (db as { $client?: unknown }).$client as Partial<PgPoolLike> | undefined;

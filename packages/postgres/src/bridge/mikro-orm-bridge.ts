@@ -77,11 +77,13 @@ export function mikroOrmBridge<Em extends EntityManager = EntityManager>(options
     // connection; the fork's unit of work flushes when the handler is done, before save + COMMIT.
     pg: {
       pool(em) {
-        // An isolation level, or an em already inside a transaction, keeps em.transactional.
-        if (options.isolationLevel !== undefined || em.getTransactionContext() !== undefined) return undefined;
+        // An em already inside a transaction keeps em.transactional (it nests in that transaction).
+        if (em.getTransactionContext() !== undefined) return undefined;
         const knex = knexOf(em);
         return knex === undefined ? undefined : knexPgPool(knex);
       },
+      // The level em.transactional would set: oncely's claim opens the transaction at it.
+      isolationLevel: () => options.isolationLevel,
       async transactionOn(em, client) {
         const trx = await heldKnexTransaction(knexOf(em)!, client);
         const fork = em.fork({ clear: false }) as Em;

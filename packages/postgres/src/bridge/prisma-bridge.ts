@@ -1,4 +1,5 @@
 import type { SqlResult } from '../driver/postgres-db.js';
+import { endHeldTransaction, heldAdapterOf, heldPool, openHeldTransaction } from './prisma-held-adapter.js';
 import { returnsRows } from './returns-rows.js';
 import type { TransactionBridge } from './transaction-bridge.js';
 
@@ -51,6 +52,21 @@ export function prismaBridge<C extends PrismaClientLike>(options: PrismaTransact
         return { rows, rowCount: rows.length };
       }
       return { rows: [], rowCount: await raw.$executeRawUnsafe(text, ...params) };
+    },
+    // On a client whose adapter oncelyAdapter wrapped, oncely opens the transaction on a connection
+    // of its pool (claim with BEGIN, save with COMMIT) and Prisma's interactive transaction runs on
+    // it; any other client keeps Prisma's own $transaction.
+    pg: {
+      pool: (client) => {
+        const adapter = heldAdapterOf(client);
+        return adapter && heldPool(adapter);
+      },
+      isolationLevel: () => options.isolationLevel,
+      transactionOn: (client, connection) =>
+        openHeldTransaction<PrismaTx<C> & object>(heldAdapterOf(client)!, connection, options.isolationLevel, (callback) =>
+          client.$transaction(callback, options),
+        ),
+      ended: (tx, committing) => endHeldTransaction(tx as object, committing),
     },
   };
 }

@@ -14,6 +14,12 @@ export interface TransactionBridge<Db, Tx> {
   /** One of oncely's statements (`$1`…`$n` parameters) through `db` or `tx`: its rows, and the rows it affected or returned. */
   query<R extends object>(on: Db | Tx, text: string, params: readonly unknown[]): Promise<SqlResult<R>>;
   /**
+   * Optional: true when `db` runs in process (PGlite), where a call costs no network round trip. A
+   * completed record is then read before any transaction opens, as on oncely's own PGlite driver:
+   * a replay is one call with no transaction, a first request one call more.
+   */
+  readsFirst?(db: Db): boolean;
+  /**
    * Optional, for an ORM on `pg`: the `pg.Pool` under `db` (undefined when `db` is on another driver),
    * and the ORM's transaction object over one of its connections inside a transaction oncely opened.
    * With it the store sends the claim with `BEGIN` and the save with `COMMIT`, one message each, as on
@@ -22,6 +28,8 @@ export interface TransactionBridge<Db, Tx> {
   readonly pg?: {
     pool(db: Db): PgPoolLike | undefined;
     transactionOn(db: Db, client: PgClientLike): Promise<Tx>;
+    /** The isolation level the ORM sets on its transactions on `db`, if any (one of PostgreSQL's four, any case): oncely's claim opens the transaction at it. */
+    isolationLevel?(db: Db): string | undefined;
     /**
      * Called once the handler is done with `tx`, before the save and COMMIT go out: the ORM's object
      * stops using the connection. `committing` when the transaction is to commit: what the ORM writes

@@ -54,7 +54,9 @@ export function typeormBridge(options: TypeormBridgeOptions = {}): TransactionBr
     // runner over that connection (see typeorm-held-runner.ts for the fields this relies on).
     pg: {
       // A manager bound to a runner already is a transaction (or a held connection): TypeORM's own path nests in it.
-      pool: (db) => (isDataSource(db) || db.queryRunner === undefined ? typeormPgPool(sourceOf(db), isolationLevel) : undefined),
+      pool: (db) => (isDataSource(db) || db.queryRunner === undefined ? typeormPgPool(sourceOf(db)) : undefined),
+      // The level TypeORM's own transaction would set: the bridge's, else the DataSource's.
+      isolationLevel: (db) => isolationLevel ?? (sourceOf(db).options as { readonly isolationLevel?: string }).isolationLevel,
       transactionOn: async (db, client) => heldTransactionManager(sourceOf(db), client),
       ended: endHeldTransaction,
     },

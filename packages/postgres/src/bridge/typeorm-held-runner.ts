@@ -33,12 +33,11 @@ export function isHeldRunnerShape(runner: QueryRunner): boolean {
 
 /**
  * The `pg.Pool` under a `DataSource` on TypeORM's `postgres` driver, when oncely can open the
- * transaction itself: no replication, no isolation level to set (oncely's BEGIN sets none), and a
- * query runner of the shape {@link isHeldRunnerShape} checks. Otherwise undefined, and the bridge
- * keeps TypeORM's own `manager.transaction`.
+ * transaction itself: no replication and a query runner of the shape {@link isHeldRunnerShape}
+ * checks. Otherwise undefined, and the bridge keeps TypeORM's own `manager.transaction`.
  */
-export function typeormPgPool(source: DataSource, isolationLevel: string | undefined): PgPoolLike | undefined {
-  if (source.options.type !== 'postgres' || isolationLevel !== undefined || source.options.isolationLevel !== undefined) return undefined;
+export function typeormPgPool(source: DataSource): PgPoolLike | undefined {
+  if (source.options.type !== 'postgres') return undefined;
   const driver = source.driver as unknown as PostgresDriverParts;
   const pool = driver.master;
   if (driver.isReplicated !== false || typeof pool?.connect !== 'function' || typeof pool.totalCount !== 'number') return undefined;

@@ -16,6 +16,7 @@ import { joinedTransaction, lostRecord, type TransactionSteps } from './joined-t
 import type { PostgresDb, PostgresTx, TxOf } from '../driver/postgres-db.js';
 import { isPostgresJsSql } from '../driver/postgresjs-driver.js';
 import { endedConnection, type SqlDriverOptions, sqlDriver } from '../driver/sql-driver.js';
+import { setIsolation } from '../sql/isolation.js';
 import { prepared } from '../sql/prepared.js';
 import { isConnectionLost, isLockTimeout, isRetryableConflict } from '../driver/sql-state.js';
 import { qualifiedName } from '../identifiers/identifier.js';
@@ -97,11 +98,15 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
   const onPg = options.bridge?.pg;
   const pgPool = onPg?.pool(options.db as Db);
   const scriptedPg = onPg && pgPool ? { bridge: onPg, driver: sqlDriver(pgPool, options) } : undefined;
+  // oncely's own drivers, and a bridge over an in-process database (Drizzle on PGlite), may read a completed record first.
+  const readFirst = own !== undefined || options.bridge?.readsFirst?.(options.db as Db) === true;
   const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_TABLE);
   const lockTimeout = lockTimeoutSetting(options.lockTimeoutMs);
   const sql = prepared(storeStatements(table));
   const prepare = (options as PostgresStoreOptions).preparedStatements ?? true;
   const scripted: ScriptedStore = { sql, prepare, lockTimeout, attempts: CLAIM_ATTEMPTS };
+  // The ORM's isolation level opens oncely's transaction as the ORM would have opened its own.
+  const scriptedOrm: ScriptedStore = { ...scripted, isolation: scriptedPg ? setIsolation(onPg?.isolationLevel?.(options.db as Db)) : null };
 
   const storage = storageGuard(NAME);
   // Per mode: while replays dominate, a completed record is read with one pooled statement, before any claim.
@@ -230,7 +235,7 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
           phase = now;
         };
         try {
-          if (own && transactionReplays.likely) {
+          if (readFirst && transactionReplays.likely) {
             phase = 'claim';
             const record = await completedRecord(input.scope);
             if (record) {
@@ -247,7 +252,7 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
           if (scriptedPg && bridged) {
             // The handler gets the ORM's transaction over the connection the claim and BEGIN went out on.
             return await bridged((held) =>
-              scriptedTransaction(held, scripted, input, async (claim) => {
+              scriptedTransaction(held, scriptedOrm, input, async (claim) => {
                 const tx = await scriptedPg.bridge.transactionOn(options.db as Db, held.client);
                 let decision: Awaited<ReturnType<typeof work>>;
                 try {

@@ -21,6 +21,8 @@ export interface ScriptedStore {
   /** `lock_timeout` for the claim's waits, or null. */
   readonly lockTimeout: string | null;
   readonly attempts: number;
+  /** `SET TRANSACTION ISOLATION LEVEL …` to open the transaction with (an ORM's level), or none: the connection's default. */
+  readonly isolation?: string | null;
 }
 
 
@@ -68,7 +70,11 @@ async function claimAndBegin(session: PgSession, store: ScriptedStore, input: Cl
           .map(preparation)
       : [];
     const ready = store.prepare ? new Set([...session.prepared, ...preparing.map((p) => p.name)]) : undefined;
+    // The isolation level goes first: PostgreSQL refuses one once a statement has taken a snapshot.
+    const opening = store.isolation ? [store.isolation] : [];
+    const lead = opening.length + preparing.length;
     const text = [
+      ...opening,
       ...preparing.map((p) => p.text),
       invocation(sql.get, scope, ready),
       invocation(sql.notCompleted, scope, ready),
@@ -78,14 +84,14 @@ async function claimAndBegin(session: PgSession, store: ScriptedStore, input: Cl
     ].join(';\n');
     const { statements, error } = await session.script(text);
     // PREPARE is not transactional: those that ran stand even though the message failed later.
-    for (const done of preparing.slice(0, statements.length)) session.prepared.add(done.name);
-    const found = statements[preparing.length]?.rows[0] as RecordRow | undefined;
-    if (isCompletedRecord(error) && statements.length === preparing.length + 1) {
+    for (const done of preparing.slice(0, Math.max(0, statements.length - opening.length))) session.prepared.add(done.name);
+    const found = statements[lead]?.rows[0] as RecordRow | undefined;
+    if (isCompletedRecord(error) && statements.length === lead + 1) {
       if (completedRow(found)) return { kind: 'existing', record: toRecord(input.scope, found) };
       // The record completed between the read and the guard: read again.
       continue;
     }
-    const claimed = statements[preparing.length + 2];
+    const claimed = statements[lead + 2];
     if (claimed === undefined) {
       if (isPreparedMismatch(error)) {
         await resync(session);

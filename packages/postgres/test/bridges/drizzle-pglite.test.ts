@@ -7,6 +7,7 @@ import { drizzle } from 'drizzle-orm/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, postgresInbox, postgresOutbox, postgresStore } from '../../src/index.js';
 import { rawRecord } from '../support/database.js';
+import { recordingPglite, type Sent } from '../support/recording-pglite.js';
 import { paymentsTable } from './cases/bridge-case.js';
 import { payments } from './cases/drizzle-node-postgres.js';
 
@@ -99,5 +100,26 @@ describe('drizzle (PGlite): transactional idempotency through the ORM transactio
     expect(first.kind).toBe('executed');
     expect(await rows(joined)).toBe(1);
     expect((await db.transaction((tx) => idempotency.runInTransaction(request(joined), async () => ({ status: 500 }), { tx }))).kind).toBe('replayed');
+  });
+});
+
+describe('drizzle (PGlite): calls per transactional request, as on oncely’s own PGlite driver', () => {
+  it('a first request claims, writes and saves in one transaction; while replays dominate, a replay is one read outside any', async () => {
+    const sent: Sent[] = [];
+    const recorded = drizzle(recordingPglite(client, sent));
+    const idempotency = createIdempotency({ store: postgresStore({ db: recorded, bridge: drizzleBridge<typeof recorded>(), schema }) });
+    const key = uniqueKey('calls');
+    const pay = async ({ tx }: { tx: Parameters<Parameters<typeof recorded.transaction>[0]>[0] }) => {
+      await tx.insert(table).values({ key, amount: 10 });
+      return { status: 201 };
+    };
+    const attempt = { tenant: 'acme', operation: 'payments.create.v1', key, request: {} };
+    expect((await idempotency.runInTransaction(attempt, pay)).kind).toBe('executed');
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.every((call) => call.inTransaction)).toBe(true);
+    for (let i = 0; i < 16; i++) expect((await idempotency.runInTransaction(attempt, pay)).kind).toBe('replayed');
+    sent.length = 0;
+    expect((await idempotency.runInTransaction(attempt, pay)).kind).toBe('replayed');
+    expect(sent).toEqual([{ text: expect.stringMatching(/^SELECT fingerprint/), inTransaction: false }]);
   });
 });

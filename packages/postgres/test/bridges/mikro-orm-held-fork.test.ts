@@ -9,8 +9,8 @@ import { type OpenedDb, paymentsTable } from './cases/bridge-case.js';
 import { mikroOrmPg } from './cases/mikro-orm-pg.js';
 
 // The MikroORM bridge's pg route: oncely opens the transaction on a connection of the Knex pool under
-// MikroORM and hands the handler a fork whose transaction context is Knex's trx over it; an isolation
-// level, or an em already in a transaction, keeps em.transactional.
+// MikroORM and hands the handler a fork whose transaction context is Knex's trx over it, at the
+// bridge's isolation level if it has one; an em already in a transaction keeps em.transactional.
 const { pool, schema } = migratedSchema('mikro_held', { max: 2 });
 let opened: OpenedDb<EntityManager>;
 beforeAll(async () => {
@@ -43,9 +43,10 @@ describe('mikro-orm 6 on pg: the transaction oncely opens, with a fork over its 
     expect(kept!.getTransactionContext<{ isCompleted(): boolean }>()?.isCompleted()).toBe(true);
   });
 
-  it('an isolation level keeps em.transactional, which sets it; so does an em already in a transaction', async () => {
+  it('an isolation level opens oncely\'s transaction at it, on the held route; an em already in a transaction keeps em.transactional', async () => {
     const bridge = mikroOrmBridge({ isolationLevel: 'serializable' as never });
-    expect(bridge.pg?.pool(opened.db)).toBeUndefined();
+    expect(bridge.pg?.pool(opened.db)).toBeDefined();
+    expect(bridge.pg?.isolationLevel?.(opened.db)).toBe('serializable');
     const idempotency = createIdempotency({ store: postgresStore({ db: opened.db, bridge, schema }) });
     const result = await idempotency.runInTransaction(request(uniqueKey('iso')), async ({ tx }) => ({ status: 201, body: { level: await isolation(tx) } }));
     expect(result).toMatchObject({ kind: 'executed', response: { body: { level: 'serializable' } } });

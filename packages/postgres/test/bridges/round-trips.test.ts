@@ -13,6 +13,7 @@ import { knexCase } from './cases/knex.js';
 import { kyselyCase } from './cases/kysely.js';
 import { mikroOrmPg } from './cases/mikro-orm-pg.js';
 import { prismaAdapterPg } from './cases/prisma-adapter-pg.js';
+import { prismaAdapterPgHeld } from './cases/prisma-adapter-pg-held.js';
 import { typeormPg } from './cases/typeorm-pg.js';
 
 // The round trips each bridge adds over the ORM's own transaction, counted on the wire as the bench
@@ -129,7 +130,7 @@ describe('round trips each ORM bridge adds over the ORM transaction alone (one I
 
   // Bridges with a pg member: the store holds a connection of the ORM's own pool and hands the
   // handler the ORM's transaction object over it (Drizzle's, TypeORM's manager, Knex's trx, a MikroORM fork).
-  for (const orm of [drizzleNodePostgres, typeormPg, knexCase, mikroOrmPg] as BridgeCase<unknown, unknown>[]) {
+  for (const orm of [drizzleNodePostgres, typeormPg, knexCase, mikroOrmPg, prismaAdapterPgHeld] as BridgeCase<unknown, unknown>[]) {
     it(`${orm.name}: the bridge's pg member lets oncely hold the connection (claim with BEGIN, save with COMMIT), so it costs what raw pg costs`, async () => {
       const figures = await bridgeFigures(orm);
       expect(figures.alone).toBe(3);

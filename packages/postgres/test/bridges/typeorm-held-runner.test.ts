@@ -48,9 +48,10 @@ describe('typeorm on pg: the transaction oncely opens, with TypeORM’s manager 
     await expect(kept!.query('SELECT 1')).rejects.toThrow(/released/i);
   });
 
-  it("an isolation level (the bridge's option or the DataSource's) keeps TypeORM's own transaction, which sets it", async () => {
+  it("an isolation level (the bridge's option or the DataSource's) opens oncely's transaction at it, on the held route", async () => {
     const bridge = typeormBridge({ isolationLevel: 'SERIALIZABLE' });
-    expect(bridge.pg?.pool(opened.db)).toBeUndefined();
+    expect(bridge.pg?.pool(opened.db)).toBeDefined();
+    expect(bridge.pg?.isolationLevel?.(opened.db)).toBe('SERIALIZABLE');
     const idempotency = createIdempotency({ store: postgresStore({ db: opened.db, bridge, schema }) });
     const result = await idempotency.runInTransaction(request(uniqueKey('iso')), async ({ tx }) => ({ status: 201, body: { level: await isolation(tx) } }));
     expect(result).toMatchObject({ kind: 'executed', response: { body: { level: 'serializable' } } });
@@ -58,7 +59,8 @@ describe('typeorm on pg: the transaction oncely opens, with TypeORM’s manager 
     const { DataSource: Source } = await import('typeorm');
     const repeatable = await new Source({ type: 'postgres', url: DATABASE_URL, poolSize: 1, isolationLevel: 'REPEATABLE READ' }).initialize();
     try {
-      expect(typeormBridge().pg?.pool(repeatable)).toBeUndefined();
+      expect(typeormBridge().pg?.pool(repeatable)).toBeDefined();
+      expect(typeormBridge().pg?.isolationLevel?.(repeatable)).toBe('REPEATABLE READ');
       const onIt = createIdempotency({ store: postgresStore({ db: repeatable, bridge: typeormBridge(), schema }) });
       const again = await onIt.runInTransaction(request(uniqueKey('iso-ds')), async ({ tx }) => ({ status: 201, body: { level: await isolation(tx) } }));
       expect(again).toMatchObject({ kind: 'executed', response: { body: { level: 'repeatable read' } } });
