@@ -42,12 +42,20 @@ export interface TransactionBridge<Db, Tx> {
   };
 }
 
+const DECLINED = Symbol.for('oncely.postgres.heldRouteDeclined');
+
 /**
  * What a bridge's `pg.pool(db).connect()` rejects with when the connection it got shows the ORM is
  * not on the driver the held route needs (seen only once a connection is in hand): nothing was sent,
  * and the store keeps the ORM's own transaction from then on.
  */
-export class HeldRouteDeclined extends Error {}
+export class HeldRouteDeclined extends Error {
+  /** A brand, not `instanceof`: the bridge's subpath and the store may load separate copies of this module (CommonJS builds). */
+  readonly [DECLINED] = true;
+}
+
+/** Whether `error` is a {@link HeldRouteDeclined}, whichever copy of this module made it. */
+export const isHeldRouteDeclined = (error: unknown): boolean => (error as { [DECLINED]?: unknown } | null)?.[DECLINED] === true;
 
 /** The database type a bridge takes. */
 export type BridgeDb<B> = B extends TransactionBridge<infer Db, infer _Tx> ? Db : never;

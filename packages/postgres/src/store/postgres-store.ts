@@ -10,7 +10,7 @@ import {
   type TransactionDecision,
   toStorageError,
 } from '@oncely/core/adapter';
-import { HeldRouteDeclined, type TransactionBridge } from '../bridge/transaction-bridge.js';
+import { isHeldRouteDeclined, type TransactionBridge } from '../bridge/transaction-bridge.js';
 import { bridgeTxDriver, joinedTx, ownTxDriver, type PostgresJoinable, type TxDriver } from '../driver/tx-driver.js';
 import { joinedTransaction, lostRecord, type TransactionSteps } from './joined-transaction.js';
 import type { PostgresDb, PostgresTx, TxOf } from '../driver/postgres-db.js';
@@ -236,7 +236,7 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
               if (held.reserve) return await held.reserve((session) => pipelinedTransaction(session, scripted, input, (claim) => onHeld(claim, session.tx), at));
             } catch (error) {
               // The connection in hand showed the ORM is not on the driver this route needs: nothing was sent.
-              if (!(error instanceof HeldRouteDeclined)) throw error;
+              if (!isHeldRouteDeclined(error)) throw error;
               scriptedPg.declined = true;
             }
           }
