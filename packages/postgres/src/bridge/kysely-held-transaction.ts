@@ -1,6 +1,7 @@
 import { CompiledQuery, type DatabaseConnection, type Kysely, PostgresAdapter, type QueryResult, type Transaction } from 'kysely';
 import type { PgClientLike, PgPoolClientLike, PgPoolLike, PgQueryConfigLike, PgQueryResultLike } from '../driver/postgres-db.js';
 import { HeldRouteDeclined } from './transaction-bridge.js';
+import { heldPool } from './held-pool.js';
 
 /**
  * Where a held connection stands for Kysely's own transaction statements: `opening` answers its
@@ -157,18 +158,7 @@ export function kyselyPgPool<DB>(db: Kysely<DB>): PgPoolLike | undefined {
     held.release();
     throw new HeldRouteDeclined('oncely/postgres: this Kysely is not on its PostgresDialect over pg');
   };
-  return {
-    totalCount: 0,
-    connect: () => connect(),
-    async query(textOrConfig, values) {
-      const held = await connect();
-      try {
-        return await held.query(textOrConfig, values);
-      } finally {
-        held.release();
-      }
-    },
-  };
+  return heldPool(connect);
 }
 
 /** Kysely's own `Transaction` over the connection `connection` stands for, inside the transaction oncely's claim + BEGIN opened. */

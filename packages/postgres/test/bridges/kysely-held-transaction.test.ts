@@ -19,6 +19,7 @@ import { postgresStore } from '../../src/index.js';
 import { DATABASE_URL, migratedSchema, rawRecord } from '../support/database.js';
 import { type OpenedDb, paymentsTable } from './cases/bridge-case.js';
 import { type Database, kyselyCase } from './cases/kysely.js';
+import { refusedOpening } from './cases/refused-opening.js';
 
 // The Kysely bridge's pg route: oncely opens the transaction on a connection of Kysely's pool and
 // hands the handler Kysely's own trx over it, whose begin and final commit are answered locally
@@ -125,14 +126,8 @@ describe('kysely on pg: the transaction oncely opens, with Kysely’s trx over i
     } as typeof original;
     try {
       const key = uniqueKey('not-begin');
-      let ran = false;
-      const thrown = await idempotency
-        .runInTransaction(request(key), async () => {
-          ran = true;
-          return { status: 201 };
-        })
-        .catch((error: unknown) => error);
-      expect(String((thrown as Error).message) + String((thrown as { cause?: Error }).cause?.message)).toMatch(/expected Kysely to open its transaction with begin/);
+      const { message, ran } = await refusedOpening(idempotency, request(key));
+      expect(message).toMatch(/expected Kysely to open its transaction with begin/);
       expect([ran, await record(key)]).toEqual([false, undefined]);
     } finally {
       Kysely.prototype.transaction = original;
