@@ -21,6 +21,7 @@ export { migrate } from './migrate/migrate.js';
 export { type MigrateOptions, type Migration, migrations } from './migrate/migrations.js';
 export { DEFAULT_TABLE, type BridgedStoreOptions, type PostgresStore, type PostgresStoreOptions, postgresStore } from './store/postgres-store.js';
 export type { BridgeDb, BridgeTx, TransactionBridge } from './bridge/transaction-bridge.js';
+export { HeldRouteDeclined } from './bridge/transaction-bridge.js';
 export type { PostgresJoinable } from './driver/tx-driver.js';
 export {
   DEFAULT_OUTBOX_TABLE,

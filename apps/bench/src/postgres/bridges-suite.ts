@@ -223,7 +223,7 @@ export async function runBridgesSuite(options: BenchOptions, report: Report): Pr
       `${markdownTable(
         ['ORM (driver)', 'ORM transaction + 1 insert', 'oncely first request', 'added', 'oncely replay', 'joined (ORM transaction + oncely inside)', 'join adds'],
         rows,
-      )}\n\nCounted by a TCP proxy in front of PostgreSQL (\`Query\` + \`Sync\` messages), ${options.countOps} sequential operations each after a warm-up, one connection per subject.`,
+      )}\n\nCounted by a TCP proxy in front of PostgreSQL: the times the client waited for the server (messages written together count once; postgres.js waits on a \`Describe\` before each unprepared statement with parameters, Drizzle's, and that counts too), ${options.countOps} sequential operations each after a warm-up, one connection per subject.`,
     );
   } finally {
     for (const subject of all) await subject.close();

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { PgClientLike, PgPoolClientLike, PgPoolLike, PgQueryResultLike } from '../driver/postgres-db.js';
+import { heldPool } from './held-pool.js';
 
 /** A raw `pg` connection as Knex's pg client holds it (a `pg.Client` from its pool). */
 interface RawConnection extends PgClientLike {
@@ -50,19 +51,7 @@ export function knexPgPool(db: Knex): PgPoolLike | undefined {
   const { acquireConnection, releaseConnection } = client;
   if (typeof acquireConnection !== 'function' || typeof releaseConnection !== 'function') return undefined;
   const knexClient = { acquireConnection: acquireConnection.bind(client), releaseConnection: releaseConnection.bind(client) };
-  const connect = async () => pooled(knexClient, await knexClient.acquireConnection());
-  return {
-    totalCount: 0,
-    connect: () => connect(),
-    async query(textOrConfig, values) {
-      const held = await connect();
-      try {
-        return await held.query(textOrConfig, values);
-      } finally {
-        held.release();
-      }
-    },
-  };
+  return heldPool(async () => pooled(knexClient, await knexClient.acquireConnection()));
 }
 
 /** Where a held Knex transaction stands: what its connection answers itself (the `BEGIN;` it opens with, the `COMMIT;` or `ROLLBACK` it ends with). */

@@ -2,6 +2,7 @@ import { OncelyError } from '@oncely/core';
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import { sqlResult } from './sql-result.js';
 import type { TransactionBridge } from './transaction-bridge.js';
+import { endHeldKyselyTransaction, heldKyselyTransaction, kyselyPgPool } from './kysely-held-transaction.js';
 
 /**
  * The Kysely bridge (PostgresDialect, or any dialect on a PostgreSQL driver): oncely's statements
@@ -26,6 +27,14 @@ export function kyselyBridge<DB>(): TransactionBridge<Kysely<DB>, Transaction<DB
       const { rows, numAffectedRows } = result as { rows: unknown[]; numAffectedRows?: bigint };
       // Kysely reports a count for INSERT, UPDATE, DELETE and MERGE only; for the rest, the rows returned.
       return sqlResult({ rows, rowCount: numAffectedRows === undefined ? rows.length : Number(numAffectedRows) });
+    },
+    // On Kysely's PostgresDialect (pg) oncely opens the transaction on a connection of Kysely's pool:
+    // the claim travels with BEGIN, the save with COMMIT, and the handler gets Kysely's own trx over
+    // that connection, whose begin and final commit are answered locally (kysely-held-transaction.ts).
+    pg: {
+      pool: kyselyPgPool,
+      transactionOn: heldKyselyTransaction,
+      ended: endHeldKyselyTransaction,
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { PgClientLike, PgPoolLike, SqlResult } from '../driver/postgres-db.js';
+import type { PgClientLike, PgPoolLike, PostgresJsLike, PostgresJsSqlLike, PostgresTx, SqlResult } from '../driver/postgres-db.js';
 
 /**
  * How oncely runs its statements through an ORM's database object and its transactions, so a
@@ -37,7 +37,33 @@ export interface TransactionBridge<Db, Tx> {
      */
     ended?(tx: Tx, committing: boolean): Promise<void> | void;
   };
+  /**
+   * Optional, for an ORM on postgres.js: the `postgres()` instance under `db` (undefined when `db` is
+   * on another driver), and the ORM's transaction object over the `sql` of a connection the store
+   * reserved, inside a transaction oncely opened: the read and claim + `BEGIN` leave in one write and
+   * the save travels with `COMMIT`, as on postgres.js without an ORM. `ended` as for `pg`.
+   */
+  readonly postgresJs?: {
+    sql(db: Db): PostgresJsLike | undefined;
+    transactionOn(db: Db, sql: PostgresJsSqlLike & PostgresTx): Promise<Tx>;
+    ended?(tx: Tx, committing: boolean): Promise<void> | void;
+  };
 }
+
+const DECLINED = Symbol.for('oncely.postgres.heldRouteDeclined');
+
+/**
+ * What a bridge's `pg.pool(db).connect()` rejects with when the connection it got shows the ORM is
+ * not on the driver the held route needs (seen only once a connection is in hand): nothing was sent,
+ * and the store keeps the ORM's own transaction from then on.
+ */
+export class HeldRouteDeclined extends Error {
+  /** A brand, not `instanceof`: the bridge's subpath and the store may load separate copies of this module (CommonJS builds). */
+  readonly [DECLINED] = true;
+}
+
+/** Whether `error` is a {@link HeldRouteDeclined}, whichever copy of this module made it. */
+export const isHeldRouteDeclined = (error: unknown): boolean => (error as { [DECLINED]?: unknown } | null)?.[DECLINED] === true;
 
 /** The database type a bridge takes. */
 export type BridgeDb<B> = B extends TransactionBridge<infer Db, infer _Tx> ? Db : never;

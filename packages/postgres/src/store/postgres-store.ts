@@ -10,7 +10,7 @@ import {
   type TransactionDecision,
   toStorageError,
 } from '@oncely/core/adapter';
-import type { TransactionBridge } from '../bridge/transaction-bridge.js';
+import { isHeldRouteDeclined, type TransactionBridge } from '../bridge/transaction-bridge.js';
 import { bridgeTxDriver, joinedTx, ownTxDriver, type PostgresJoinable, type TxDriver } from '../driver/tx-driver.js';
 import { joinedTransaction, lostRecord, type TransactionSteps } from './joined-transaction.js';
 import type { PostgresDb, PostgresTx, TxOf } from '../driver/postgres-db.js';
@@ -97,7 +97,11 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
   // An ORM on a pg.Pool whose bridge can build its transaction over a connection: oncely's own BEGIN and COMMIT.
   const onPg = options.bridge?.pg;
   const pgPool = onPg?.pool(options.db as Db);
-  const scriptedPg = onPg && pgPool ? { bridge: onPg, driver: sqlDriver(pgPool, options) } : undefined;
+  // An ORM on postgres.js whose bridge can build its transaction over a reserved connection: oncely's pipelined route.
+  const onPostgresJs = pgPool ? undefined : options.bridge?.postgresJs;
+  const postgresJsSql = onPostgresJs?.sql(options.db as Db);
+  const heldBy = onPg && pgPool ? onPg : onPostgresJs && postgresJsSql ? onPostgresJs : undefined;
+  const scriptedPg = heldBy ? { bridge: heldBy, driver: sqlDriver((pgPool ?? postgresJsSql)!, options), declined: false } : undefined;
   // oncely's own drivers, and a bridge over an in-process database (Drizzle on PGlite), may read a completed record first.
   const readFirst = own !== undefined || options.bridge?.readsFirst?.(options.db as Db) === true;
   const table = qualifiedName(options.schema ?? 'public', options.table ?? DEFAULT_TABLE);
@@ -106,7 +110,7 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
   const prepare = (options as PostgresStoreOptions).preparedStatements ?? true;
   const scripted: ScriptedStore = { sql, prepare, lockTimeout, attempts: CLAIM_ATTEMPTS };
   // The ORM's isolation level opens oncely's transaction as the ORM would have opened its own.
-  const scriptedOrm: ScriptedStore = { ...scripted, isolation: scriptedPg ? setIsolation(onPg?.isolationLevel?.(options.db as Db)) : null };
+  const scriptedOrm: ScriptedStore = { ...scripted, isolation: onPg && pgPool ? setIsolation(onPg.isolationLevel?.(options.db as Db)) : null };
 
   const storage = storageGuard(NAME);
   // Per mode: while replays dominate, a completed record is read with one pooled statement, before any claim.
@@ -248,27 +252,33 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
           const scriptedValue = (value: unknown) => value as Awaited<ReturnType<typeof work>>['value'];
           if (own?.session) return scriptedValue(await own.session((held) => scriptedTransaction(held, scripted, input, run, at)));
           if (own?.reserve) return scriptedValue(await own.reserve((held) => pipelinedTransaction(held, scripted, input, run, at)));
-          const bridged = scriptedPg?.driver.session;
-          if (scriptedPg && bridged) {
-            // The handler gets the ORM's transaction over the connection the claim and BEGIN went out on.
-            return await bridged((held) =>
-              scriptedTransaction(held, scriptedOrm, input, async (claim) => {
-                const tx = await scriptedPg.bridge.transactionOn(options.db as Db, held.client);
-                let decision: Awaited<ReturnType<typeof work>>;
-                try {
-                  decision = await work(claim, tx);
-                } catch (error) {
-                  await scriptedPg.bridge.ended?.(tx, false);
-                  throw error;
-                }
-                const committing = claim.kind === 'claimed' && decision.action === 'commit';
-                // What the ORM writes on ending is what it writes at its own commit (a unit of work's flush): failing, nothing commits.
-                if (committing) at('commit');
-                // The connection goes back to the pool after COMMIT: the ORM's object must not outlive the handler on it.
-                await scriptedPg.bridge.ended?.(tx, committing);
-                return decision;
-              }, at),
-            );
+          if (scriptedPg && !scriptedPg.declined) {
+            const { bridge, driver: held } = scriptedPg;
+            /** The handler gets the ORM's transaction over the connection the claim and BEGIN went out on. */
+            const onHeld = async (claim: TransactionClaim, connection: unknown) => {
+              const tx = await (bridge.transactionOn as (db: Db, on: unknown) => Promise<Tx>)(options.db as Db, connection);
+              let decision: Awaited<ReturnType<typeof work>>;
+              try {
+                decision = await work(claim, tx);
+              } catch (error) {
+                await bridge.ended?.(tx, false);
+                throw error;
+              }
+              const committing = claim.kind === 'claimed' && decision.action === 'commit';
+              // What the ORM writes on ending is what it writes at its own commit (a unit of work's flush): failing, nothing commits.
+              if (committing) at('commit');
+              // The connection goes back to the pool after COMMIT: the ORM's object must not outlive the handler on it.
+              await bridge.ended?.(tx, committing);
+              return decision;
+            };
+            try {
+              if (held.session) return await held.session((session) => scriptedTransaction(session, scriptedOrm, input, (claim) => onHeld(claim, session.client), at));
+              if (held.reserve) return await held.reserve((session) => pipelinedTransaction(session, scripted, input, (claim) => onHeld(claim, session.tx), at));
+            } catch (error) {
+              // The connection in hand showed the ORM is not on the driver this route needs: nothing was sent.
+              if (!isHeldRouteDeclined(error)) throw error;
+              scriptedPg.declined = true;
+            }
           }
           phase = 'claim';
           // Prepared before the transaction opens, so the claim and the save inside it run planned.

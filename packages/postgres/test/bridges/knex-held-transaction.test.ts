@@ -7,6 +7,7 @@ import { postgresStore } from '../../src/index.js';
 import { DATABASE_URL, migratedSchema, rawRecord } from '../support/database.js';
 import { type OpenedDb, paymentsTable } from './cases/bridge-case.js';
 import { knexCase } from './cases/knex.js';
+import { refusedOpening } from './cases/refused-opening.js';
 
 // The Knex bridge's pg route: oncely opens the transaction on a connection of Knex's pool and hands
 // the handler Knex's own trx over it, whose BEGIN; and final COMMIT; are answered locally
@@ -52,14 +53,8 @@ describe('knex on pg: the transaction oncely opens, with Knex’s trx over its c
       client.transaction = (container, config, outer) => create(container, { ...config, readOnly: true }, outer);
       const idempotency = createIdempotency({ store: postgresStore({ db: other, bridge: knexBridge(), schema }) });
       const key = uniqueKey('not-begin');
-      let ran = false;
-      const thrown = await idempotency
-        .runInTransaction(request(key), async () => {
-          ran = true;
-          return { status: 201 };
-        })
-        .catch((error: unknown) => error);
-      expect(String((thrown as Error).message) + String((thrown as { cause?: Error }).cause?.message)).toMatch(/expected Knex to open its transaction with BEGIN;/);
+      const { message, ran } = await refusedOpening(idempotency, request(key));
+      expect(message).toMatch(/expected Knex to open its transaction with BEGIN;/);
       expect([ran, await record(key)]).toEqual([false, undefined]);
     } finally {
       await other.destroy();

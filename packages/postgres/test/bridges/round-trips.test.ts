@@ -17,7 +17,8 @@ import { prismaAdapterPgHeld } from './cases/prisma-adapter-pg-held.js';
 import { typeormPg } from './cases/typeorm-pg.js';
 
 // The round trips each bridge adds over the ORM's own transaction, counted on the wire as the bench
-// counts them (a Query or a Sync message is one round trip), one connection, sequential calls.
+// counts them (the times the client waited for the server: messages written together are one, and
+// postgres.js's Describe before an unprepared statement is one more), one connection, sequential calls.
 const { pool: observer, schema } = migratedSchema('round_trips', { max: 2 });
 let proxy: PgRoundTripProxy;
 beforeAll(async () => {
@@ -31,9 +32,9 @@ const request = (key: string) => ({ tenant: 'acme', principal: 'alice', operatio
 
 /** Round trips per call of `work`, over CALLS sequential calls. */
 async function perCall(work: (call: number) => Promise<unknown>): Promise<number> {
-  const before = proxy.traffic().requests;
+  const before = proxy.traffic().roundTrips;
   for (let call = 0; call < CALLS; call++) await work(call);
-  return (proxy.traffic().requests - before) / CALLS;
+  return (proxy.traffic().roundTrips - before) / CALLS;
 }
 
 /** The figures of one path: the bare transaction around one INSERT, and oncely's paths around the same. */
@@ -56,6 +57,9 @@ async function bridgeFigures<Db, Tx>(orm: BridgeCase<Db, Tx>): Promise<Figures> 
     const warm = uniqueKey('warm');
     await idempotency.runInTransaction(request(warm), pay(warm));
     await orm.bridge.transaction(opened.db, (tx) => idempotency.runInTransaction(request(warm), pay(warm), { tx }));
+    // A joined first request too: its save is a statement of its own, prepared on first use (postgres.js).
+    const warmJoin = uniqueKey('warm-join');
+    await orm.bridge.transaction(opened.db, (tx) => idempotency.runInTransaction(request(warmJoin), pay(warmJoin), { tx }));
     const figures: Figures = {
       alone: await perCall(() => orm.bridge.transaction(opened.db, (tx) => orm.insert(tx, schema, { key: 'alone', amount: 10 }))),
       first: await perCall((call) => idempotency.runInTransaction(request(keys[call]!), pay(keys[call]!))),
@@ -129,8 +133,8 @@ describe('round trips each ORM bridge adds over the ORM transaction alone (one I
   });
 
   // Bridges with a pg member: the store holds a connection of the ORM's own pool and hands the
-  // handler the ORM's transaction object over it (Drizzle's, TypeORM's manager, Knex's trx, a MikroORM fork).
-  for (const orm of [drizzleNodePostgres, typeormPg, knexCase, mikroOrmPg, prismaAdapterPgHeld] as BridgeCase<unknown, unknown>[]) {
+  // handler the ORM's transaction object over it (Drizzle's, TypeORM's manager, Knex's trx, a MikroORM fork, Kysely's trx).
+  for (const orm of [drizzleNodePostgres, typeormPg, knexCase, mikroOrmPg, kyselyCase, prismaAdapterPgHeld] as BridgeCase<unknown, unknown>[]) {
     it(`${orm.name}: the bridge's pg member lets oncely hold the connection (claim with BEGIN, save with COMMIT), so it costs what raw pg costs`, async () => {
       const figures = await bridgeFigures(orm);
       expect(figures.alone).toBe(3);
@@ -138,7 +142,16 @@ describe('round trips each ORM bridge adds over the ORM transaction alone (one I
     });
   }
 
-  for (const orm of [prismaAdapterPg, drizzlePostgresJs, kyselyCase] as BridgeCase<unknown, unknown>[]) {
+  // Drizzle's postgres.js member: the store reserves a connection and pipelines the read with claim + BEGIN, as on postgres.js alone.
+  it(`${drizzlePostgresJs.name}: the bridge's postgresJs member lets oncely reserve the connection (read and claim + BEGIN in one write, save with COMMIT), so it costs what the bare transaction costs`, async () => {
+    const figures = await bridgeFigures(drizzlePostgresJs as BridgeCase<unknown, unknown>);
+    // BEGIN, the insert's Describe (Drizzle's statements are unnamed), the insert, COMMIT.
+    expect(figures.alone).toBe(4);
+    // oncely's own statements are named and prepared per connection through the bridge: one round trip each, joined as on raw pg.
+    expect(added(figures)).toEqual({ first: 0, replay: 1, joinedFirst: 3, joinedReplay: 4 });
+  });
+
+  for (const orm of [prismaAdapterPg] as BridgeCase<unknown, unknown>[]) {
     it(`${orm.name}: a first request adds the claim and the save; a replay is BEGIN, claim, ROLLBACK; a join costs what it costs on raw pg`, async () => {
       const figures = await bridgeFigures(orm);
       expect(figures.alone).toBe(3);
