@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { PgClientLike, PgPoolClientLike, PgPoolLike, PgQueryResultLike } from '../driver/postgres-db.js';
 import { heldPool } from './held-pool.js';
+import { deferred } from './deferred.js';
 
 /** A raw `pg` connection as Knex's pg client holds it (a `pg.Client` from its pool). */
 interface RawConnection extends PgClientLike {
@@ -110,26 +111,20 @@ function heldConnection(raw: RawConnection, held: Held): RawConnection {
 export async function heldKnexTransaction(db: Knex, client: PgClientLike): Promise<Knex.Transaction> {
   const raw = raws.get(client);
   if (raw === undefined) throw new Error('oncely/postgres: knexBridge was handed a connection that is not one of its pool');
-  let finish!: () => void;
-  const finished = new Promise<void>((resolve) => {
-    finish = resolve;
-  });
-  let hand!: (trx: Knex.Transaction) => void;
-  const handed = new Promise<Knex.Transaction>((resolve) => {
-    hand = resolve;
-  });
-  const held: Held = { state: 'opening', finish, done: Promise.resolve() };
+  const finished = deferred<void>();
+  const handed = deferred<Knex.Transaction>();
+  const held: Held = { state: 'opening', finish: () => finished.resolve(), done: Promise.resolve() };
   // Knex's transaction on a connection it was given: it neither acquires nor releases it.
   const done = db.transaction(
     (trx) => {
-      hand(trx);
-      return finished;
+      handed.resolve(trx);
+      return finished.promise;
     },
     { connection: heldConnection(raw, held) } as Knex.TransactionConfig,
   );
   Object.assign(held, { done: Promise.resolve(done).catch(() => undefined) });
   const trx = await Promise.race([
-    handed,
+    handed.promise,
     Promise.resolve(done).then(() => {
       throw new Error('oncely/postgres: the Knex transaction ended before it began');
     }),

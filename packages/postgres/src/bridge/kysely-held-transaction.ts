@@ -2,6 +2,7 @@ import { CompiledQuery, type DatabaseConnection, type Kysely, PostgresAdapter, t
 import type { PgClientLike, PgPoolClientLike, PgPoolLike, PgQueryConfigLike, PgQueryResultLike } from '../driver/postgres-db.js';
 import { HeldRouteDeclined } from './transaction-bridge.js';
 import { heldPool } from './held-pool.js';
+import { deferred } from './deferred.js';
 
 /**
  * Where a held connection stands for Kysely's own transaction statements: `opening` answers its
@@ -60,33 +61,27 @@ function answer(held: Held, sql: unknown): Promise<QueryResult<unknown>> | undef
 
 /** Holds one connection of `db`'s pool: Kysely acquires it for `db.connection()`, and releases it when oncely does. */
 async function hold(db: Kysely<unknown>): Promise<Held> {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let hand!: (held: Held) => void;
-  const handed = new Promise<Held>((resolve) => {
-    hand = resolve;
-  });
+  const released = deferred<void>();
+  const handed = deferred<Held>();
   const scope = db.connection().execute(async (single) => {
     const connection = await single.getExecutor().provideConnection(async (inner) => inner);
     const own = Object.getOwnPropertyDescriptor(connection, 'executeQuery');
     const send = connection.executeQuery;
-    const held: Held = { db: single, connection, send, state: 'idle', release };
+    const held: Held = { db: single, connection, send, state: 'idle', release: () => released.resolve() };
     if (isPgConnection(connection)) {
       // Kysely's logging replaces executeQuery on the object the same way; what was there is put back on release.
       connection.executeQuery = ((query: CompiledQuery) => answer(held, query.sql) ?? send.call(connection, query)) as typeof send;
     }
-    hand(held);
+    handed.resolve(held);
     try {
-      await released;
+      await released.promise;
     } finally {
       if (own) Object.defineProperty(connection, 'executeQuery', own);
       else delete (connection as Partial<DatabaseConnection>).executeQuery;
     }
   });
   const held = await Promise.race([
-    handed,
+    handed.promise,
     scope.then(() => {
       throw new Error('oncely/postgres: the Kysely connection was released before oncely held it');
     }),
@@ -165,25 +160,20 @@ export function kyselyPgPool<DB>(db: Kysely<DB>): PgPoolLike | undefined {
 export async function heldKyselyTransaction<DB>(_db: Kysely<DB>, connection: PgClientLike): Promise<Transaction<DB>> {
   const held = helds.get(connection);
   if (held === undefined) throw new Error('oncely/postgres: kyselyBridge was handed a connection that is not one of its pool');
-  let finish!: (committing: boolean) => void;
-  const finished = new Promise<void>((resolve, reject) => {
-    finish = (committing) => (committing ? resolve() : reject(ROLLED_BACK));
-  });
-  let hand!: (trx: Transaction<unknown>) => void;
-  const handed = new Promise<Transaction<unknown>>((resolve) => {
-    hand = resolve;
-  });
+  const finished = deferred<void>();
+  const finish = (committing: boolean) => (committing ? finished.resolve() : finished.reject(ROLLED_BACK));
+  const handed = deferred<Transaction<unknown>>();
   held.state = 'opening';
   held.refused = undefined;
   held.broken = undefined;
   // Kysely's transaction on the one connection `held.db` has: it neither acquires nor releases it.
   const done = held.db.transaction().execute((trx) => {
-    hand(trx);
-    return finished;
+    handed.resolve(trx);
+    return finished.promise;
   });
   Object.assign(held, { finish, done: done.catch(() => undefined) });
   const trx = await Promise.race([
-    handed,
+    handed.promise,
     done.then(() => {
       throw new Error('oncely/postgres: the Kysely transaction ended before it began');
     }),

@@ -1,6 +1,7 @@
 import { OncelyError } from '@oncely/core';
 import type { PgClientLike, PgPoolLike } from '../driver/postgres-db.js';
 import { setIsolation } from '../sql/isolation.js';
+import { deferred } from './deferred.js';
 
 /** What oncely calls on `@prisma/adapter-pg`'s adapter (7.x): `startTransaction` checks a connection out of `this.client`. */
 interface PrismaPgAdapterLike {
@@ -166,23 +167,21 @@ export async function openHeldTransaction<Tx extends object>(
     state.storage ??= new AsyncLocalStorage<Handoff>();
   }
   const hand: Handoff = { client, isolation: setIsolation(isolationLevel), taken: false, state: 'opening', closing: false };
-  let ready!: (tx: Tx) => void;
-  const opened = new Promise<Tx>((resolve) => (ready = resolve));
-  let finish!: (commit: boolean) => void;
-  const decided = new Promise<boolean>((resolve) => (finish = resolve));
+  const opened = deferred<Tx>();
+  const decided = deferred<boolean>();
   const running = Promise.resolve(
     state.storage.run(hand, () =>
       start(async (tx) => {
         // Prisma started this transaction elsewhere (the client is not on this adapter): it must not run the handler.
         if (!hand.taken) throw new OncelyError('invalid_option', 'oncely/postgres: Prisma started this transaction without the oncelyAdapter the client was built with');
-        ready(tx);
-        if (!(await decided)) throw new HeldRollback('oncely/postgres: the transaction rolls back as decided');
+        opened.resolve(tx);
+        if (!(await decided.promise)) throw new HeldRollback('oncely/postgres: the transaction rolls back as decided');
       }),
     ),
   );
-  const outcome = await Promise.race([opened.then((tx) => ({ tx })), running.then(() => ({ error: undefined }), (error: unknown) => ({ error }))]);
+  const outcome = await Promise.race([opened.promise.then((tx) => ({ tx })), running.then(() => ({ error: undefined }), (error: unknown) => ({ error }))]);
   if (!('tx' in outcome)) throw hand.refused ?? outcome.error ?? new Error('oncely/postgres: Prisma ended its transaction before the handler ran');
-  heldTransactions.set(outcome.tx, { hand, finish, running });
+  heldTransactions.set(outcome.tx, { hand, finish: decided.resolve, running });
   return outcome.tx;
 }
 
