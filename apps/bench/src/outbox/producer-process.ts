@@ -53,6 +53,8 @@ if (process.send && process.env.ONCELY_BENCH_PRODUCER === '1') {
   const send = (message: ProducerMessage) => process.send!(message);
   process.once('message', async (job: ProducerJob) => {
     const pool = new pg.Pool({ connectionString: job.databaseUrl, max: job.producers });
+    // An idle connection the server dropped fails the run in the parent instead of crashing this process.
+    pool.on('error', (error) => send({ error: `an idle connection failed: ${error.message}` }));
     let pending: ProducerStamp[] = [];
     const flush = () => {
       if (pending.length > 0) send({ stamps: pending });
