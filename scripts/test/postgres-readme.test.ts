@@ -10,7 +10,7 @@ const readme = readFileSync(join(root, 'packages/postgres/README.md'), 'utf8');
 describe('packages/postgres/README.md, the ORM bridge examples', () => {
   it('shows each ORM example from the test file that runs it (test/bridges/examples)', () => {
     const shown = codeBlocks(readme).blocks.map((block) => `${block.file}#${block.region}`);
-    for (const orm of ['typeorm', 'mikro-orm', 'prisma']) {
+    for (const orm of ['typeorm', 'mikro-orm', 'prisma', 'prisma-held']) {
       expect(shown).toContain(`packages/postgres/test/bridges/examples/${orm}.example.test.ts#${orm}`);
     }
   });
