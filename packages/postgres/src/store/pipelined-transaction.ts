@@ -115,8 +115,8 @@ const claimedFenceOf = (results: readonly PostgresJsResultLike[]) =>
   );
 
 /**
- * The one-write claim on postgres.js: `get` as one message, then `not-completed; lock; unheld; BEGIN`
- * as another in the same write (see `scriptedTransaction`'s claim for why the lock is the claim and
+ * The one-write claim on postgres.js: `get` as one message, then `lock; unheld; BEGIN` as another in
+ * the same write (see `scriptedTransaction`'s claim for why the lock is the claim and
  * the record is written once, with COMMIT). postgres.js drops the rows of a message that fails, so a
  * claim not won answers from the read sent just before it, or goes again when the read shows nothing
  * it could have lost to. Not READ COMMITTED: the claim row's route.
@@ -133,21 +133,20 @@ async function readClaimAndBegin(session: PostgresJsSession, store: ScriptedStor
     const [found, claimed] = await session.pipeline(read, (prepared) => {
       tracked = prepared;
       preparing = prepare
-        ? [sql.notCompleted, lock.text, unheld.text, sql.insertOrFail].filter((text) => !prepared.has(sessionName(text) ?? '')).map(preparation)
+        ? [lock.text, unheld.text, sql.insertOrFail].filter((text) => !prepared.has(sessionName(text) ?? '')).map(preparation)
         : [];
       const ready = prepare ? new Set([...prepared, ...preparing.map((p) => p.name)]) : undefined;
       return [
         ...preparing.map((p) => p.text),
-        // A replay stops here, two index reads in, before the lock.
-        invocation(sql.notCompleted, scope, ready),
+        // A replay stops at `unheld`, after an uncontended lock, and answers from the read.
         invocation(lock.text, lock.args, ready),
         invocation(unheld.text, unheld.args, ready),
         'BEGIN',
       ].join(';\n');
     });
     const { error } = claimed;
-    // The PREPAREs precede the guards: when a guard or the lock answered, they ran (PREPARE is not transactional).
-    if (error === undefined || isCompletedRecord(error) || isClaimNotWon(error) || isNotReadCommitted(error) || isLockTimeout(error) || isRetryableConflict(error)) {
+    // The PREPAREs precede the lock: when it or the check answered, they ran (PREPARE is not transactional).
+    if (error === undefined || isClaimNotWon(error) || isNotReadCommitted(error) || isLockTimeout(error) || isRetryableConflict(error)) {
       for (const done of preparing) tracked.add(done.name);
     }
     if (error === undefined) {
@@ -158,13 +157,11 @@ async function readClaimAndBegin(session: PostgresJsSession, store: ScriptedStor
       }
       return [wonAt(fence), true];
     }
-    const completed = isCompletedRecord(error);
-    if (completed || isClaimNotWon(error)) {
+    if (isClaimNotWon(error)) {
       if (found.error !== undefined) throw found.error;
       const row = found.results[0]?.[0] as RecordRow | undefined;
-      // The read answers when it shows what stopped the message; a key that changed in between goes again.
-      const shown = completed ? completedRow(row) : row !== undefined && !claimableBy(row, input);
-      if (shown && row !== undefined) return [{ kind: 'existing', record: toRecord(input.scope, row) }, true];
+      // The read answers when it shows what stopped the check; a key that changed in between (a duplicate that waited on the lock) goes again.
+      if (row !== undefined && !claimableBy(row, input)) return [{ kind: 'existing', record: toRecord(input.scope, row) }, true];
       continue;
     }
     if (isNotReadCommitted(error)) return [await readClaimRowAndBegin(session, store, input), false];

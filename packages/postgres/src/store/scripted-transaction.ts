@@ -143,14 +143,13 @@ export function oneWriteSteps(store: ScriptedStore, input: ClaimInput) {
 export const wonAt = (fence: number): TransactionClaim => ({ kind: 'claimed', fence, takeover: fence > 1 });
 
 /**
- * Claims and opens the transaction in ONE message, `get; not-completed; lock; unheld; BEGIN`, writing
- * nothing: the advisory lock is the claim, and the record is written once, complete, with COMMIT.
- * Statements before a BEGIN in one simple-protocol message run in an implicit transaction block that
- * BEGIN turns into the transaction, so the lock is held to its end. A replay stops at the
- * not-completed guard and answers from the `get`'s row; a key held or live fails `unheld`: the block
- * rolls back (releasing the lock), BEGIN never runs, and the `get`'s row answers, or, when it shows
- * nothing the claim could have lost to (a duplicate that waited on the lock), the message goes again.
- * Not READ COMMITTED (the snapshot would predate the lock): the claim row and its check instead.
+ * Claims and opens the transaction in ONE message, `lock; get; unheld; BEGIN`, writing nothing: the
+ * advisory lock is the claim, and the record is written once, complete, with COMMIT. Statements
+ * before a BEGIN in one simple-protocol message run in an implicit transaction block that BEGIN
+ * turns into the transaction, so the lock is held to its end, and the `get` after it sees every
+ * commit it waited for. A key held or live (a replay, a mismatch, a lease holder) fails `unheld`:
+ * the block rolls back (releasing the lock), BEGIN never runs, and the `get`'s row answers. Not READ
+ * COMMITTED (the snapshot would predate the lock): the claim row and its check instead.
  */
 async function claimAndBegin(session: PgSession, store: ScriptedStore, input: ClaimInput): Promise<[TransactionClaim, boolean]> {
   if (!oneWriteFor(store)) return [await claimRowAndBegin(session, store, input), false];
@@ -159,7 +158,7 @@ async function claimAndBegin(session: PgSession, store: ScriptedStore, input: Cl
   for (let attempt = 1; attempt <= store.attempts; attempt++) {
     // Only here, outside any transaction: a PREPARE that fails inside one would abort it.
     const preparing = store.prepare
-      ? [sql.get, sql.notCompleted, lock.text, unheld.text, sql.insertOrFail].filter((text) => !session.prepared.has(sessionName(text) ?? '')).map(preparation)
+      ? [lock.text, sql.get, unheld.text, sql.insertOrFail].filter((text) => !session.prepared.has(sessionName(text) ?? '')).map(preparation)
       : [];
     const ready = store.prepare ? new Set([...session.prepared, ...preparing.map((p) => p.name)]) : undefined;
     const opening = store.isolation ? [store.isolation] : [];
@@ -167,24 +166,18 @@ async function claimAndBegin(session: PgSession, store: ScriptedStore, input: Cl
     const text = [
       ...opening,
       ...preparing.map((p) => p.text),
-      invocation(sql.get, scope, ready),
-      invocation(sql.notCompleted, scope, ready),
       invocation(lock.text, lock.args, ready),
+      invocation(sql.get, scope, ready),
       invocation(unheld.text, unheld.args, ready),
       'BEGIN',
     ].join(';\n');
     const { statements, error } = await session.script(text);
     // PREPARE is not transactional: those that ran stand even though the message failed later.
     for (const done of preparing.slice(0, Math.max(0, statements.length - opening.length))) session.prepared.add(done.name);
-    const found = statements[lead]?.rows[0] as RecordRow | undefined;
-    if (isCompletedRecord(error) && statements.length === lead + 1) {
-      if (completedRow(found)) return [{ kind: 'existing', record: toRecord(input.scope, found) }, true];
-      // The record completed between the read and the guard: read again.
-      continue;
-    }
     if (isClaimNotWon(error)) {
-      // The read answers when it shows what stopped the claim; a key that changed while the lock was awaited goes again.
+      const found = statements[lead + 1]?.rows[0] as RecordRow | undefined;
       if (found !== undefined && !claimableBy(found, input)) return [{ kind: 'existing', record: toRecord(input.scope, found) }, true];
+      // The key changed between the read and the check (a lease lapsed or a record expired in between): go again.
       continue;
     }
     if (isNotReadCommitted(error)) return [await claimRowAndBegin(session, store, input), false];
@@ -196,7 +189,7 @@ async function claimAndBegin(session: PgSession, store: ScriptedStore, input: Cl
     if (isLockTimeout(error)) return [{ kind: 'busy' }, true];
     if (isRetryableConflict(error) && attempt < store.attempts) continue;
     if (error !== undefined) throw error;
-    const fence = Number((statements[lead + 3]?.rows[0] as { claimed_fence?: unknown } | undefined)?.claimed_fence);
+    const fence = Number((statements[lead + 2]?.rows[0] as { claimed_fence?: unknown } | undefined)?.claimed_fence);
     if (statements.at(-1)?.command !== 'BEGIN' || !Number.isInteger(fence)) {
       await rollback(session);
       throw new Error('oncely/postgres: the one-write claim answered no fence but BEGIN ran');
