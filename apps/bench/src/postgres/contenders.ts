@@ -17,7 +17,7 @@ export interface DatabaseHandles {
   readonly transaction: RunTransaction;
 }
 
-/** The five PostgreSQL contenders, named for the backend they run on. */
+/** The six PostgreSQL contenders, named for the backend they run on. */
 export interface PostgresContenders {
   readonly rawLease: Operations;
   readonly oncelyLease: Operations & { readonly subject: IdempotentSubject };
@@ -25,6 +25,8 @@ export interface PostgresContenders {
   /** The business transaction with the raw claim and complete in it: transactional mode's work without oncely. */
   readonly rawTransactional: Operations;
   readonly oncelyTransactional: Operations & { readonly subject: IdempotentSubject };
+  /** Transactional mode with `lockClaim`: an advisory lock with BEGIN, the record written once with COMMIT. */
+  readonly oncelyLockClaim: Operations & { readonly subject: IdempotentSubject };
 }
 
 /** Builds the contenders over `handles`; `label` names the backend (`pg`, `PGlite`). */
@@ -32,11 +34,16 @@ export function postgresContenders(label: string, handles: DatabaseHandles, effe
   const store = postgresStore({ db: handles.db, schema: SCHEMA });
   const lease = oncelyLeaseSubject(`oncely lease mode (${label})`, createIdempotency({ store }));
   const transactional = oncelyTransactionalSubject(`oncely transactional (${label})`, createIdempotency({ store }));
+  const lockClaim = oncelyTransactionalSubject(
+    `oncely transactional, lockClaim (${label})`,
+    createIdempotency({ store: postgresStore({ db: handles.db, schema: SCHEMA, lockClaim: true }) }),
+  );
   return {
     rawLease: rawLeaseOperations(handles.raw, effect, `raw ${label}, same statements`),
     oncelyLease: { ...subjectOperations(lease, effect), subject: lease },
     businessOnly: businessOnlyOperations(handles.transaction, effect, `business transaction alone (${label})`),
     rawTransactional: rawTransactionalOperations(handles.transaction, effect, `raw ${label} transaction, same statements`),
     oncelyTransactional: { ...subjectOperations(transactional, effect), subject: transactional },
+    oncelyLockClaim: { ...subjectOperations(lockClaim, effect), subject: lockClaim },
   };
 }

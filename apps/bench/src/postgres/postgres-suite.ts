@@ -38,7 +38,7 @@ async function benchBackend(backend: Backend, options: BenchOptions, report: Rep
   const effect = paymentEffect(false);
   const counted = postgresContenders(label, backend.counted, effect);
   const counts = new Map<string, { first: PerOperation; replay?: PerOperation }>();
-  for (const ops of [counted.rawLease, counted.oncelyLease, counted.businessOnly, counted.rawTransactional, counted.oncelyTransactional]) {
+  for (const ops of [counted.rawLease, counted.oncelyLease, counted.businessOnly, counted.rawTransactional, counted.oncelyTransactional, counted.oncelyLockClaim]) {
     counts.set(
       ops.name,
       await countRoundTrips(backend.counter, ops, `${prefix}-${counts.size}`, options.countOps, ops !== counted.businessOnly && ops !== counted.rawTransactional),
@@ -53,8 +53,8 @@ async function benchBackend(backend: Backend, options: BenchOptions, report: Rep
     const timing = { concurrency, durationMs: options.durationMs };
     const workloads: [string, Operations[], 'first' | 'replay'][] = [
       ['lease mode, first requests', [timed.rawLease, timed.oncelyLease], 'first'],
-      ['transactional mode, first requests', [timed.businessOnly, timed.rawTransactional, timed.oncelyTransactional], 'first'],
-      ['replays', [timed.rawLease, timed.oncelyLease, timed.oncelyTransactional], 'replay'],
+      ['transactional mode, first requests', [timed.businessOnly, timed.rawTransactional, timed.oncelyTransactional, timed.oncelyLockClaim], 'first'],
+      ['replays', [timed.rawLease, timed.oncelyLease, timed.oncelyTransactional, timed.oncelyLockClaim], 'replay'],
     ];
     for (const [title, list, kind] of workloads) {
       const contenders = [];
@@ -81,7 +81,7 @@ async function benchBackend(backend: Backend, options: BenchOptions, report: Rep
   }
 
   const races: RaceRow[] = [];
-  for (const ops of [timed.oncelyLease, timed.oncelyTransactional]) {
+  for (const ops of [timed.oncelyLease, timed.oncelyTransactional, timed.oncelyLockClaim]) {
     const keyPrefix = `${prefix}-race${races.length}`;
     const race = await runRace(ops.subject, {
       keys: options.raceKeys,
@@ -89,7 +89,7 @@ async function benchBackend(backend: Backend, options: BenchOptions, report: Rep
       keysInFlight: 8,
       keyPrefix,
     });
-    races.push(ops === timed.oncelyTransactional ? { ...race, committedRows: await backend.paymentRows(keyPrefix) } : race);
+    races.push(ops !== timed.oncelyLease ? { ...race, committedRows: await backend.paymentRows(keyPrefix) } : race);
   }
   await backend.truncate();
   report.section(
@@ -126,9 +126,10 @@ function headline(results: Map<string, AlternatingResult>, timed: ReturnType<typ
     for (const name of others) rows.push([workload, `${name} ÷ ${baseline}`, formatRatio(medianRatio(result, name, baseline!))]);
     // Transactional mode against the same work done raw: the claim and complete are writes the bare transaction lacks.
     const sameWork = timed.rawTransactional.name;
-    const oncely = timed.oncelyTransactional.name;
-    if (result.byName.has(sameWork) && result.byName.has(oncely)) {
-      rows.push([workload, `${oncely} ÷ ${sameWork}`, formatRatio(medianRatio(result, oncely, sameWork))]);
+    for (const oncely of [timed.oncelyTransactional.name, timed.oncelyLockClaim.name]) {
+      if (result.byName.has(sameWork) && result.byName.has(oncely)) {
+        rows.push([workload, `${oncely} ÷ ${sameWork}`, formatRatio(medianRatio(result, oncely, sameWork))]);
+      }
     }
   }
   return [

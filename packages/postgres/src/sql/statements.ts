@@ -61,6 +61,27 @@ export interface StoreStatements {
    * `get`'s row) instead of running the claim's writes and then its check.
    */
   readonly notCompleted: string;
+  /**
+   * Transactional mode's one-write claim, sent after `notCompleted` and ahead of `unheld` and BEGIN:
+   * the transaction-level advisory lock on a 64-bit hash of the table and scope ($1-$4), so a
+   * duplicate waits here until the holder ends. Released at COMMIT, ROLLBACK or backend death.
+   */
+  readonly lock: string;
+  /** `lock` whose wait is bounded by $5, the `lock_timeout` for this statement alone (transactional `lockTimeoutMs`). */
+  readonly lockBounded: string;
+  /**
+   * Sent after `lock`, so its snapshot sees every commit the lock waited for: the fence the request
+   * claims ($5 fingerprint) when the key is free, or a failure (22P02) that keeps BEGIN from running:
+   * the key holds a live record, or the transaction is not READ COMMITTED (a snapshot older than the lock).
+   */
+  readonly unheld: string;
+  /**
+   * The one write of a one-write claim, sent with COMMIT: the completed record inserted, or written
+   * over the expired or lapsed row `unheld` saw; fails (22P02) when the row changed since. $1-$4
+   * scope, $5 fingerprint, $6 fence, $7 state, $8 status, $9 headers, $10 body, $11 body omitted,
+   * $12 resource id, $13 retention ms.
+   */
+  readonly insertOrFail: string;
   /** $5 token. */
   readonly release: string;
   /** $5 token, $6 lease ms. */
@@ -136,6 +157,8 @@ FROM (SELECT) AS one_row LEFT JOIN decided ON true`;
   };
 
   const save = outcomeColumns(table, sql`state = 'in_progress' AND lease_token = $5`);
+  /** One lock per table and scope; the array's text form quotes each part, so distinct scopes hash distinct texts (collisions only serialize). */
+  const lockKey = sql`hashtextextended(ARRAY['${table}', $1::text, $2::text, $3::text, $4::text]::text, 0)`;
   return {
     claim: claimStatement(false),
     claimBounded: claimStatement(true),
@@ -161,6 +184,38 @@ FROM saved`,
 FROM ${table} WHERE ${scope} AND state = 'in_progress' AND lease_token = $5`,
     notCompleted: sql`SELECT CASE WHEN count(*) = 0 THEN 1 ELSE ('oncely: the key has a completed record: ' || count(*))::int END AS open
 FROM ${table} WHERE ${scope} AND state <> 'in_progress' AND expires_at > statement_timestamp()`,
+    lock: sql`SELECT pg_advisory_xact_lock(${lockKey}) AS locked`,
+    lockBounded: sql`SELECT set_config('lock_timeout', previous, true) AS locked FROM (
+  SELECT previous, pg_advisory_xact_lock(${lockKey}) AS held FROM (
+    SELECT current_setting('lock_timeout') AS previous, set_config('lock_timeout', $5::text, true) AS applied OFFSET 0
+  ) AS applied OFFSET 0
+) AS waited`,
+    unheld: sql`SELECT CASE
+    WHEN current_setting('transaction_isolation') NOT IN ('read committed', 'read uncommitted')
+      THEN ('oncely: the claim needs read committed, not ' || current_setting('transaction_isolation'))::int
+    WHEN count(*) = 0 OR bool_and(expires_at <= statement_timestamp()) THEN 1
+    WHEN bool_and(state = 'in_progress' AND lease_expires_at <= statement_timestamp() AND fingerprint = $5::text) THEN max(fence) + 1
+    ELSE ('oncely: the claim was not won: ' || count(*))::int
+  END AS claimed_fence
+FROM ${table} WHERE ${scope}`,
+    insertOrFail: sql`WITH saved AS (
+  INSERT INTO ${table} AS r (tenant, principal, operation, idempotency_key, fingerprint, state, fence, created_at, expires_at,
+                        response_status, response_headers, response_body, body_omitted, resource_id)
+  VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $7::text, $6::int, statement_timestamp(), ${msFromNow(sql`$13`)},
+          $8::smallint, $9::text::json, $10::text::json, $11::boolean, $12::text)
+  ON CONFLICT (tenant, principal, operation, idempotency_key) DO UPDATE SET
+    fingerprint = excluded.fingerprint, state = excluded.state, lease_token = NULL, lease_expires_at = NULL, fence = excluded.fence,
+    created_at = CASE WHEN r.expires_at <= statement_timestamp() THEN statement_timestamp() ELSE r.created_at END,
+    expires_at = excluded.expires_at, response_status = excluded.response_status, response_headers = excluded.response_headers,
+    response_body = excluded.response_body, body_omitted = excluded.body_omitted, resource_id = excluded.resource_id
+  -- Only the row the claim saw free: expired (fence 1), or the lapsed lease it takes over (fence + 1).
+  WHERE (r.expires_at <= statement_timestamp() AND excluded.fence = 1)
+     OR (r.state = 'in_progress' AND r.lease_expires_at <= statement_timestamp()
+         AND r.fingerprint = excluded.fingerprint AND r.fence + 1 = excluded.fence)
+  RETURNING fence
+)
+SELECT CASE WHEN count(*) = 1 THEN 1 ELSE ('oncely: the claimed record changed inside the transaction: ' || count(*))::int END AS saved
+FROM saved`,
     release: sql`DELETE FROM ${table} WHERE ${scope} AND ${heldBy} RETURNING fence`,
     extend: sql`UPDATE ${table} SET
     lease_expires_at = ${msFromNow(sql`$6`)},

@@ -3,18 +3,24 @@ import type { ClaimInput, TransactionClaim, TransactionDecision } from '@oncely/
 import type { PostgresJsResultLike, PostgresTx } from '../driver/postgres-db.js';
 import { resetPrepared } from '../driver/prepared-on.js';
 import type { MessageOutcome, PostgresJsSession } from '../driver/sql-connection.js';
-import { isConnectionLost, isLockTimeout, isNotPrepared, isPreparedMismatch, isRetryableConflict, sqlState } from '../driver/sql-state.js';
+import { isConnectionLost, isLockTimeout, isNotPrepared, isPreparedMismatch, isRetryableConflict } from '../driver/sql-state.js';
 import { invocation, PREPARED_HERE, preparation } from '../sql/invocation.js';
 import { sessionName } from '../sql/prepared.js';
 import { type ClaimRow, claimAnswer, type RecordRow, scopeParams, toRecord } from './record.js';
-import { completedRow, isCompletedRecord, isLostRecord, saveAndCommitText, type ScriptedStore, type TransactionPhase } from './scripted-transaction.js';
-
-/** The claim check's sentinel: the claim was not won, so BEGIN did not run (22P02 from a cast that names it). */
-const isClaimNotWon = (error: unknown) => sqlState(error) === '22P02' && String((error as Error).message).includes('the claim was not won');
-
-/** Free to claim by this request: the claim should have taken it, so something changed between the read and the claim. */
-const claimableBy = (row: RecordRow, input: ClaimInput) =>
-  row.state === 'in_progress' && (row.lease_remaining_ms ?? 0) <= 0 && row.fingerprint === input.fingerprint;
+import {
+  claimableBy,
+  completedRow,
+  isClaimNotWon,
+  isCompletedRecord,
+  isLostRecord,
+  isNotReadCommitted,
+  oneWriteFor,
+  oneWriteSteps,
+  saveAndCommitText,
+  type ScriptedStore,
+  type TransactionPhase,
+  wonAt,
+} from './scripted-transaction.js';
 
 /** ROLLBACK that never throws; a connection that cannot roll back is not released to anyone else. */
 async function rollback(session: PostgresJsSession): Promise<void> {
@@ -41,7 +47,7 @@ const claimRowOf = (results: readonly PostgresJsResultLike[]) =>
  * answers from the read sent just before it; a read that shows nothing the claim could have lost to
  * means the key changed in between, and both go again.
  */
-async function readClaimAndBegin(session: PostgresJsSession, store: ScriptedStore, input: ClaimInput): Promise<TransactionClaim> {
+async function readClaimRowAndBegin(session: PostgresJsSession, store: ScriptedStore, input: ClaimInput): Promise<TransactionClaim> {
   const { sql } = store;
   const scope = scopeParams(input.scope);
   const unbounded = [...scope, input.fingerprint, input.token, input.leaseMs, input.retentionMs];
@@ -100,6 +106,77 @@ async function readClaimAndBegin(session: PostgresJsSession, store: ScriptedStor
   throw new Error(`the claim did not settle in ${store.attempts} attempts while the key kept changing`);
 }
 
+/** The `unheld` check's row among a message's results: the fence a one-write claim takes. */
+const claimedFenceOf = (results: readonly PostgresJsResultLike[]) =>
+  Number(
+    (results.find((result) => result.length > 0 && typeof result[0] === 'object' && result[0] !== null && 'claimed_fence' in result[0])?.[0] as
+      | { claimed_fence: unknown }
+      | undefined)?.claimed_fence,
+  );
+
+/**
+ * The one-write claim on postgres.js: `get` as one message, then `lock; unheld; BEGIN` as another in
+ * the same write (see `scriptedTransaction`'s claim for why the lock is the claim and
+ * the record is written once, with COMMIT). postgres.js drops the rows of a message that fails, so a
+ * claim not won answers from the read sent just before it, or goes again when the read shows nothing
+ * it could have lost to. Not READ COMMITTED: the claim row's route.
+ */
+async function readClaimAndBegin(session: PostgresJsSession, store: ScriptedStore, input: ClaimInput): Promise<[TransactionClaim, boolean]> {
+  if (!oneWriteFor(store)) return [await readClaimRowAndBegin(session, store, input), false];
+  const { sql } = store;
+  const { scope, lock, unheld } = oneWriteSteps(store, input);
+  const read = invocation(sql.get, scope);
+  const prepare = store.prepare && session.prepares;
+  for (let attempt = 1; attempt <= store.attempts; attempt++) {
+    let preparing: { readonly name: string; readonly text: string }[] = [];
+    let tracked = new Set<string>();
+    const [found, claimed] = await session.pipeline(read, (prepared) => {
+      tracked = prepared;
+      preparing = prepare
+        ? [lock.text, unheld.text, sql.insertOrFail].filter((text) => !prepared.has(sessionName(text) ?? '')).map(preparation)
+        : [];
+      const ready = prepare ? new Set([...prepared, ...preparing.map((p) => p.name)]) : undefined;
+      return [
+        ...preparing.map((p) => p.text),
+        // A replay stops at `unheld`, after an uncontended lock, and answers from the read.
+        invocation(lock.text, lock.args, ready),
+        invocation(unheld.text, unheld.args, ready),
+        'BEGIN',
+      ].join(';\n');
+    });
+    const { error } = claimed;
+    // The PREPAREs precede the lock: when it or the check answered, they ran (PREPARE is not transactional).
+    if (error === undefined || isClaimNotWon(error) || isNotReadCommitted(error) || isLockTimeout(error) || isRetryableConflict(error)) {
+      for (const done of preparing) tracked.add(done.name);
+    }
+    if (error === undefined) {
+      const fence = claimedFenceOf(claimed.results);
+      if (!Number.isInteger(fence) || claimed.results.at(-1)?.command !== 'BEGIN') {
+        await rollback(session);
+        throw new Error('oncely/postgres: the one-write claim answered no fence but BEGIN ran');
+      }
+      return [wonAt(fence), true];
+    }
+    if (isClaimNotWon(error)) {
+      if (found.error !== undefined) throw found.error;
+      const row = found.results[0]?.[0] as RecordRow | undefined;
+      // The read answers when it shows what stopped the check; a key that changed in between (a duplicate that waited on the lock) goes again.
+      if (row !== undefined && !claimableBy(row, input)) return [{ kind: 'existing', record: toRecord(input.scope, row) }, true];
+      continue;
+    }
+    if (isNotReadCommitted(error)) return [await readClaimRowAndBegin(session, store, input), false];
+    if (isPreparedMismatch(error)) {
+      await resync(session);
+      continue;
+    }
+    // The lock waited longer than lockTimeoutMs: the block rolled back, and no transaction is open.
+    if (isLockTimeout(error)) return [{ kind: 'busy' }, true];
+    if (isRetryableConflict(error) && attempt < store.attempts) continue;
+    throw error;
+  }
+  throw new Error(`the claim did not settle in ${store.attempts} attempts while the key kept changing`);
+}
+
 /** The outcome of `save; COMMIT`: nothing is saved unless COMMIT itself answered. */
 async function saveAndCommit(session: PostgresJsSession, text: string, phase: (now: TransactionPhase) => void): Promise<void> {
   const outcome: MessageOutcome = await session.script(text);
@@ -138,7 +215,7 @@ export async function pipelinedTransaction<T>(
   phase: (now: TransactionPhase) => void,
 ): Promise<T> {
   phase('claim');
-  const claim = await readClaimAndBegin(session, store, input);
+  const [claim, oneWrite] = await readClaimAndBegin(session, store, input);
   const opened = claim.kind === 'claimed';
   // No transaction is open for a claim not won: its tx refuses SQL.
   if (!opened) session.closeTx();
@@ -164,7 +241,13 @@ export async function pipelinedTransaction<T>(
   phase('save');
   let text: string;
   try {
-    text = saveAndCommitText(store, input, decision, store.prepare && session.prepares ? session.prepared : undefined);
+    text = saveAndCommitText(
+      store,
+      input,
+      decision,
+      store.prepare && session.prepares ? session.prepared : undefined,
+      oneWrite && claim.kind === 'claimed' ? claim : undefined,
+    );
   } catch (error) {
     await rollback(session);
     throw error;

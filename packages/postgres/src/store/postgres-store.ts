@@ -42,6 +42,12 @@ interface StoreTableOptions {
    * it waits until that transaction ends, then replays or executes.
    */
   readonly lockTimeoutMs?: number;
+  /**
+   * Transactional mode on `pg` and postgres.js (READ COMMITTED): claim the key with a transaction-level
+   * advisory lock instead of a claim row, and write the record once, completed, with COMMIT: one write
+   * per first request instead of two. Default false. See the README for what changes with it.
+   */
+  readonly lockClaim?: boolean;
 }
 
 /** Options of {@link postgresStore} on oncely's own driver. */
@@ -108,7 +114,7 @@ export function postgresStore<Db, Tx>(options: PostgresStoreOptions | BridgedSto
   const lockTimeout = lockTimeoutSetting(options.lockTimeoutMs);
   const sql = prepared(storeStatements(table));
   const prepare = (options as PostgresStoreOptions).preparedStatements ?? true;
-  const scripted: ScriptedStore = { sql, prepare, lockTimeout, attempts: CLAIM_ATTEMPTS };
+  const scripted: ScriptedStore = { sql, prepare, lockTimeout, attempts: CLAIM_ATTEMPTS, lockClaim: options.lockClaim === true };
   // The ORM's isolation level opens oncely's transaction as the ORM would have opened its own.
   const scriptedOrm: ScriptedStore = { ...scripted, isolation: onPg && pgPool ? setIsolation(onPg.isolationLevel?.(options.db as Db)) : null };
 

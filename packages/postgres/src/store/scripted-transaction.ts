@@ -23,6 +23,8 @@ export interface ScriptedStore {
   readonly attempts: number;
   /** `SET TRANSACTION ISOLATION LEVEL …` to open the transaction with (an ORM's level), or none: the connection's default. */
   readonly isolation?: string | null;
+  /** The one-write claim (the `lockClaim` option): an advisory lock with BEGIN, the completed record inserted with COMMIT. */
+  readonly lockClaim?: boolean;
 }
 
 
@@ -57,7 +59,7 @@ async function rollback(session: PgSession): Promise<void> {
  * not-completed guard and answers from the `get`'s row; any other claim not won fails the check:
  * the block rolls back (the claim wrote nothing), BEGIN never runs, and the claim's rows answer.
  */
-async function claimAndBegin(session: PgSession, store: ScriptedStore, input: ClaimInput): Promise<TransactionClaim> {
+async function claimRowAndBegin(session: PgSession, store: ScriptedStore, input: ClaimInput): Promise<TransactionClaim> {
   const { sql } = store;
   const scope = scopeParams(input.scope);
   const unbounded = [...scope, input.fingerprint, input.token, input.leaseMs, input.retentionMs];
@@ -115,6 +117,88 @@ async function claimAndBegin(session: PgSession, store: ScriptedStore, input: Cl
   throw new Error(`the claim did not settle in ${store.attempts} attempts while the key kept changing`);
 }
 
+/** The claim check's sentinel: the key is held or live, so BEGIN did not run (22P02 from a cast that names it). */
+export const isClaimNotWon = (error: unknown) => sqlState(error) === '22P02' && String((error as Error).message).includes('the claim was not won');
+
+/** The one-write claim's sentinel: the transaction is not READ COMMITTED, so its snapshot predates the lock (22P02). */
+export const isNotReadCommitted = (error: unknown) =>
+  sqlState(error) === '22P02' && String((error as Error).message).includes('the claim needs read committed');
+
+/** Free to claim by this request: the claim should have taken it, so something changed between the read and the claim. */
+export const claimableBy = (row: RecordRow, input: ClaimInput) =>
+  row.state === 'in_progress' && (row.lease_remaining_ms ?? 0) <= 0 && row.fingerprint === input.fingerprint;
+
+/** Whether a store's transactions may use the one-write claim: only READ COMMITTED reads, after the lock, what the lock waited for. */
+export const oneWriteFor = (store: ScriptedStore) => store.lockClaim === true && (!store.isolation || / READ (UN)?COMMITTED$/.test(store.isolation));
+
+/** The one-write claim's statements and their arguments; the lock is bounded by `lockTimeoutMs` when set. */
+export function oneWriteSteps(store: ScriptedStore, input: ClaimInput) {
+  const { sql } = store;
+  const scope = scopeParams(input.scope);
+  const lock = store.lockTimeout === null ? { text: sql.lock, args: scope } : { text: sql.lockBounded, args: [...scope, store.lockTimeout] };
+  return { scope, lock, unheld: { text: sql.unheld, args: [...scope, input.fingerprint] } };
+}
+
+/** A won one-write claim: `unheld` answered the fence it takes. */
+export const wonAt = (fence: number): TransactionClaim => ({ kind: 'claimed', fence, takeover: fence > 1 });
+
+/**
+ * Claims and opens the transaction in ONE message, `lock; get; unheld; BEGIN`, writing nothing: the
+ * advisory lock is the claim, and the record is written once, complete, with COMMIT. Statements
+ * before a BEGIN in one simple-protocol message run in an implicit transaction block that BEGIN
+ * turns into the transaction, so the lock is held to its end, and the `get` after it sees every
+ * commit it waited for. A key held or live (a replay, a mismatch, a lease holder) fails `unheld`:
+ * the block rolls back (releasing the lock), BEGIN never runs, and the `get`'s row answers. Not READ
+ * COMMITTED (the snapshot would predate the lock): the claim row and its check instead.
+ */
+async function claimAndBegin(session: PgSession, store: ScriptedStore, input: ClaimInput): Promise<[TransactionClaim, boolean]> {
+  if (!oneWriteFor(store)) return [await claimRowAndBegin(session, store, input), false];
+  const { sql } = store;
+  const { scope, lock, unheld } = oneWriteSteps(store, input);
+  for (let attempt = 1; attempt <= store.attempts; attempt++) {
+    // Only here, outside any transaction: a PREPARE that fails inside one would abort it.
+    const preparing = store.prepare
+      ? [lock.text, sql.get, unheld.text, sql.insertOrFail].filter((text) => !session.prepared.has(sessionName(text) ?? '')).map(preparation)
+      : [];
+    const ready = store.prepare ? new Set([...session.prepared, ...preparing.map((p) => p.name)]) : undefined;
+    const opening = store.isolation ? [store.isolation] : [];
+    const lead = opening.length + preparing.length;
+    const text = [
+      ...opening,
+      ...preparing.map((p) => p.text),
+      invocation(lock.text, lock.args, ready),
+      invocation(sql.get, scope, ready),
+      invocation(unheld.text, unheld.args, ready),
+      'BEGIN',
+    ].join(';\n');
+    const { statements, error } = await session.script(text);
+    // PREPARE is not transactional: those that ran stand even though the message failed later.
+    for (const done of preparing.slice(0, Math.max(0, statements.length - opening.length))) session.prepared.add(done.name);
+    if (isClaimNotWon(error)) {
+      const found = statements[lead + 1]?.rows[0] as RecordRow | undefined;
+      if (found !== undefined && !claimableBy(found, input)) return [{ kind: 'existing', record: toRecord(input.scope, found) }, true];
+      // The key changed between the read and the check (a lease lapsed or a record expired in between): go again.
+      continue;
+    }
+    if (isNotReadCommitted(error)) return [await claimRowAndBegin(session, store, input), false];
+    if (isPreparedMismatch(error)) {
+      await resync(session);
+      continue;
+    }
+    // The lock waited longer than lockTimeoutMs: the block rolled back, and no transaction is open.
+    if (isLockTimeout(error)) return [{ kind: 'busy' }, true];
+    if (isRetryableConflict(error) && attempt < store.attempts) continue;
+    if (error !== undefined) throw error;
+    const fence = Number((statements[lead + 2]?.rows[0] as { claimed_fence?: unknown } | undefined)?.claimed_fence);
+    if (statements.at(-1)?.command !== 'BEGIN' || !Number.isInteger(fence)) {
+      await rollback(session);
+      throw new Error('oncely/postgres: the one-write claim answered no fence but BEGIN ran');
+    }
+    return [wonAt(fence), true];
+  }
+  throw new Error(`the claim did not settle in ${store.attempts} attempts while the key kept changing`);
+}
+
 /**
  * The saved outcome and COMMIT as one message: `saveOrFail` with the decision as literals (invoking
  * the prepared statement where `prepared` names it), so a lost record aborts the transaction first.
@@ -124,15 +208,15 @@ export function saveAndCommitText(
   input: ClaimInput,
   decision: Extract<TransactionDecision<unknown>, { action: 'commit' }>,
   prepared: ReadonlySet<string> | undefined,
+  oneWrite?: { readonly fence: number },
 ): string {
-  const args: LiteralValue[] = [
-    ...scopeParams(input.scope),
-    input.token,
-    decision.state,
-    ...(responseParams(decision.response) as LiteralValue[]),
-    decision.retentionMs,
-  ];
-  return `${invocation(store.sql.saveOrFail, args, prepared)};\nCOMMIT`;
+  const response = responseParams(decision.response) as LiteralValue[];
+  const scope = scopeParams(input.scope);
+  // A one-write claim wrote nothing yet: the completed record is inserted here, whole.
+  const [text, args]: [string, LiteralValue[]] = oneWrite
+    ? [store.sql.insertOrFail, [...scope, input.fingerprint, oneWrite.fence, decision.state, ...response, decision.retentionMs]]
+    : [store.sql.saveOrFail, [...scope, input.token, decision.state, ...response, decision.retentionMs]];
+  return `${invocation(text, args, prepared)};\nCOMMIT`;
 }
 
 /**
@@ -148,7 +232,7 @@ export async function scriptedTransaction<T>(
   phase: (now: TransactionPhase) => void,
 ): Promise<T> {
   phase('claim');
-  const claim = await claimAndBegin(session, store, input);
+  const [claim, oneWrite] = await claimAndBegin(session, store, input);
   const opened = claim.kind === 'claimed';
   // No transaction is open for a claim not won: its tx refuses SQL.
   if (!opened) session.closeTx();
@@ -172,7 +256,7 @@ export async function scriptedTransaction<T>(
   phase('save');
   let text: string;
   try {
-    text = saveAndCommitText(store, input, decision, store.prepare ? session.prepared : undefined);
+    text = saveAndCommitText(store, input, decision, store.prepare ? session.prepared : undefined, oneWrite && claim.kind === 'claimed' ? claim : undefined);
   } catch (error) {
     await rollback(session);
     throw error;

@@ -19,12 +19,12 @@ export interface TransactionalSetup {
  * Transactional mode, one attempt after another: what every driver (pool, client, PGlite) must do.
  * Each test opens its own account and key, so tests share the tables but never a row.
  */
-export function transactionalBehaviours(name: string, setup: () => TransactionalSetup): void {
+export function transactionalBehaviours(name: string, setup: () => TransactionalSetup, lockClaim = false): void {
   const fixture = async (balance = 100) => {
     const { db, schema, preparedStatements } = setup();
     const account = uniqueKey('acct');
     await openAccount(db, schema, account, balance);
-    const store = postgresStore({ db, schema, preparedStatements });
+    const store = postgresStore({ db, schema, preparedStatements, lockClaim });
     const engine = createIdempotency({ store });
     const request = (amount: number, key = uniqueKey('pay')) => ({
       tenant: 'acme',
@@ -118,7 +118,8 @@ export function transactionalBehaviours(name: string, setup: () => Transactional
       expect((await books()).charges).toBe(1);
     });
 
-    it('a record that vanished inside the transaction fails the save: lease_lost, and the business writes roll back with it', async () => {
+    // A lock claim writes its record only with COMMIT: there is no claim row for the handler to remove (lock-claim.test.ts covers its save's guard).
+    it.skipIf(lockClaim)('a record that vanished inside the transaction fails the save: lease_lost, and the business writes roll back with it', async () => {
       const { engine, request, books, record, store, schema, account } = await fixture();
       const attempt = request(10);
       const thrown = await engine
