@@ -20,9 +20,21 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 /** Media types whose bytes are text: stored as a string when they are valid UTF-8. */
 const TEXT_MEDIA_TYPE = /^(?:text\/[\w.+-]+|application\/(?:[\w.+-]+\+)?xml|application\/(?:javascript|x-www-form-urlencoded))$/;
 
+/** Media types by Content-Type value: a server sees a handful of them, read several times per request. */
+const mediaTypes = new Map<string, string>();
+const MAX_MEDIA_TYPES = 256;
+
 /** The media type of a Content-Type value, lowercased and without parameters. */
 export function mediaType(contentType: string | undefined): string {
-  return (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  if (contentType === undefined) return '';
+  let type = mediaTypes.get(contentType);
+  if (type === undefined) {
+    type = contentType.split(';', 1)[0]!.trim().toLowerCase();
+    // Bounded, for a client that sends a new value every time.
+    if (mediaTypes.size === MAX_MEDIA_TYPES) mediaTypes.clear();
+    mediaTypes.set(contentType, type);
+  }
+  return type;
 }
 
 /** Encodes a body for storage; an empty body has no stored form. */

@@ -17,7 +17,7 @@ const token = fc.oneof(
   { arbitrary: fc.constantFrom('-0', '1.0', '1.5', '1e3', '01', '1234567890123456', '"\\n"', '"\\u0041"', '"\ud800"'), weight: 1 },
 );
 const memberName = fc.constantFrom('"a"', '"b"', '"1"', '"01"', '"__proto__"', '"\\u0061"', '""');
-const { value: structured } = fc.letrec((tie) => ({
+const { value: structured } = fc.letrec<{ value: string; array: string; object: string }>((tie) => ({
   value: fc.oneof({ depthSize: 'small' }, token, tie('array'), tie('object')),
   array: fc.array(tie('value'), { maxLength: 4 }).map((items) => `[${items.join(',')}]`),
   object: fc
