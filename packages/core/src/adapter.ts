@@ -22,6 +22,8 @@ export type {
   JoinOf,
 } from './store.js';
 export { isTransactionalStore } from './store.js';
+// Stores that keep only JSON text, and bodies whose JSON text is already known.
+export { jsonTextOf, markTextOnly, storedResponseJson, withJsonText } from './memory/stored-json.js';
 
 // The flow store contract: recovery points of multi-step operations.
 export type {

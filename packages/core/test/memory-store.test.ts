@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { withJsonText } from '../src/adapter.js';
 import { createIdempotency, manualClock, memoryStore } from '../src/index.js';
 
 describe('memory store cleanup', () => {
@@ -110,5 +111,25 @@ describe('memory store keeps the response as JSON text', () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe('a response body marked with its JSON text (withJsonText)', () => {
+  const request = (key: string) => ({ tenant: 't', operation: 'op.v1', key, request: { n: 1 } });
+
+  it('is stored as that text, never serialized again, on a memory store and on a copy the engine hands a snapshot', async () => {
+    const inner = memoryStore();
+    for (const store of [memoryStore(), { ...inner }]) {
+      const engine = createIdempotency({ store });
+      let serialized = 0;
+      // Serializing this body would count (and store a different value): the attached text must be used instead.
+      const body = withJsonText({ toJSON: () => ++serialized }, '{"from":"text"}');
+      await engine.run(request('k'), async () => ({ status: 201, body }));
+      const replay = await engine.run(request('k'), async () => ({ status: 500 }));
+      expect(replay.kind).toBe('replayed');
+      if (replay.kind !== 'replayed') return;
+      expect(replay.response.body).toEqual({ from: 'text' });
+      expect(serialized).toBe(0);
+    }
   });
 });

@@ -3,6 +3,7 @@ import { migrate, postgresStore } from '@oncely/postgres';
 import { redisStore } from '@oncely/redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { memoryFloor, redisFloor, type StoreFloor } from './store-floor.js';
 
 /** The stores every binding is measured on, in the order the tables list them. */
 export const STORES = ['memory', 'redis', 'postgres'] as const;
@@ -10,13 +11,21 @@ export const STORES = ['memory', 'redis', 'postgres'] as const;
 /** One of {@link STORES}. */
 export type StoreName = (typeof STORES)[number];
 
-/** Paths every bench server offers: the bare route, then the same route with oncely per store. */
+/** The stores with a floor route: the bare route plus only the store's raw work ({@link StoreFloor}). */
+export const FLOORS = ['memory', 'redis'] as const;
+
+/** One of {@link FLOORS}. */
+export type FloorName = (typeof FLOORS)[number];
+
+/** Paths every bench server offers: the bare route, the floor routes, then the same route with oncely per store. */
 export const ROUTES = {
   plain: '/payments',
+  'floor-memory': '/payments/floor/memory',
+  'floor-redis': '/payments/floor/redis',
   memory: '/payments/memory',
   redis: '/payments/redis',
   postgres: '/payments/postgres',
-} as const satisfies Record<'plain' | StoreName, string>;
+} as const satisfies Record<'plain' | `floor-${FloorName}` | StoreName, string>;
 
 /** The operation name every idempotent route uses. */
 export const OPERATION = 'payments.create.v1';
@@ -45,10 +54,15 @@ export const tenantOf = (header: string | string[] | null | undefined): { tenant
   tenant: typeof header === 'string' ? header : 'bench',
 });
 
-/** One engine per store (PostgreSQL in lease mode) and a function that closes their connections. */
-export async function benchEngines(
-  backends: RouteBackends,
-): Promise<{ engines: Record<StoreName, Idempotency<IdempotencyStore>>; close(): Promise<void> }> {
+/** What every bench server is built from: one engine per store, the floors, and a function that closes their connections. */
+export interface BenchBackends {
+  readonly engines: Record<StoreName, Idempotency<IdempotencyStore>>;
+  readonly floors: Record<FloorName, StoreFloor>;
+  close(): Promise<void>;
+}
+
+/** One engine per store (PostgreSQL in lease mode), the floors on the same Redis client, and a function that closes their connections. */
+export async function benchEngines(backends: RouteBackends): Promise<BenchBackends> {
   const redis = new Redis(backends.redisUrl);
   const pool = new pg.Pool({ connectionString: backends.databaseUrl, max: 16 });
   await pool.query(`DROP SCHEMA IF EXISTS ${backends.schema} CASCADE`);
@@ -59,6 +73,7 @@ export async function benchEngines(
       redis: createIdempotency({ store: redisStore({ client: redis, prefix: `${backends.schema}:` }) }),
       postgres: createIdempotency({ store: postgresStore({ db: pool, schema: backends.schema }) }),
     },
+    floors: { memory: memoryFloor(), redis: redisFloor(redis, `${backends.schema}:floor:`) },
     async close() {
       redis.disconnect();
       await pool.end();

@@ -21,12 +21,12 @@ async function main(): Promise<void> {
   const binding = process.env.BENCH_BINDING as BindingName;
   const build = BENCH_BINDINGS[binding];
   if (!build) throw new Error(`bench: no HTTP binding named ${binding}`);
-  const { engines, close } = await benchEngines({
+  const { engines, floors, close } = await benchEngines({
     redisUrl: process.env.BENCH_REDIS_URL!,
     databaseUrl: process.env.BENCH_DATABASE_URL!,
     schema: process.env.BENCH_SCHEMA!,
   });
-  const server = await (await build(engines)).listen(Number(process.env.BENCH_HTTP_PORT));
+  const server = await (await build(engines, floors)).listen(Number(process.env.BENCH_HTTP_PORT));
   process.send?.('ready');
   process.on('message', (message: ServerRequest) => {
     if (message === 'cpu') {

@@ -10,13 +10,13 @@ import { median } from '../harness/stats.js';
 import { ensureBenchDatabase } from '../postgres/bench-database.js';
 import type { PrivateRedis } from '../servers/private-redis.js';
 import { keyFor, postWithKeys } from './autocannon-run.js';
-import { benchEngines, ROUTES, STORES } from './bench-engines.js';
+import { benchEngines, FLOORS, ROUTES, STORES } from './bench-engines.js';
 import type { CpuReport, ServerRequest } from './http-server-main.js';
 import { BENCH_BINDINGS, type BindingName } from './servers/bindings.js';
 
 const CONNECTIONS = 16;
 type RouteName = keyof typeof ROUTES;
-const ROUTE_NAMES: readonly RouteName[] = ['plain', ...STORES];
+const ROUTE_NAMES: readonly RouteName[] = ['plain', 'floor-memory', 'memory', 'floor-redis', 'redis', 'postgres'];
 
 /** How each binding's rows are labelled. */
 const BINDING_LABELS: Record<BindingName, { readonly title: string; readonly wrapped: string }> = {
@@ -24,6 +24,12 @@ const BINDING_LABELS: Record<BindingName, { readonly title: string; readonly wra
   express: { title: 'Express 5', wrapped: 'expressIdempotency' },
   fastify: { title: 'Fastify 5', wrapped: 'fastifyIdempotency' },
   hono: { title: 'Hono 4 on @hono/node-server', wrapped: 'honoIdempotency' },
+};
+
+/** The floor rows: the bare route plus only the store's raw work (store-floor.ts). */
+const FLOOR_LABELS: Record<`floor-${(typeof FLOORS)[number]}`, string> = {
+  'floor-memory': 'floor: route + Map get/set + SHA-256 of the body',
+  'floor-redis': 'floor: route + Redis SET NX GET + SET (raw ioredis)',
 };
 
 const STORE_LABELS: Record<(typeof STORES)[number], string> = {
@@ -64,7 +70,7 @@ async function serverCpu(server: ChildProcess): Promise<number> {
 
 /** Before timing anything: a repeated key must come back as a replay of the first answer on every wrapped route. */
 async function checkReplays(port: number): Promise<void> {
-  for (const route of STORES) {
+  for (const route of [...STORES, ...FLOORS.map((floor) => `floor-${floor}` as const)]) {
     const key = `check-${Date.now()}-${route}`;
     const post = () =>
       fetch(`http://127.0.0.1:${port}${ROUTES[route]}`, {
@@ -76,7 +82,8 @@ async function checkReplays(port: number): Promise<void> {
     const firstBody = (await first.json()) as { id: string };
     const second = await post();
     const secondBody = (await second.json()) as { id: string };
-    if (first.status !== 201 || second.status !== 201 || second.headers.get('idempotent-replayed') !== 'true' || secondBody.id !== firstBody.id) {
+    const marked = route.startsWith('floor-') || second.headers.get('idempotent-replayed') === 'true';
+    if (first.status !== 201 || second.status !== 201 || !marked || secondBody.id !== firstBody.id) {
       throw new Error(`bench: ${route} route did not replay: ${first.status}/${second.status} ${firstBody.id}/${secondBody.id}`);
     }
   }
@@ -92,7 +99,12 @@ async function checkReplays(port: number): Promise<void> {
 export async function runHttpSuite(binding: BindingName, redis: PrivateRedis, options: BenchOptions, report: Report): Promise<void> {
   const port = options.httpPort;
   const labels = BINDING_LABELS[binding];
-  const label = (route: RouteName) => (route === 'plain' ? 'route alone' : `${labels.wrapped}, ${STORE_LABELS[route]}`);
+  const label = (route: RouteName) =>
+    route === 'plain'
+      ? 'route alone'
+      : route === 'floor-memory' || route === 'floor-redis'
+        ? FLOOR_LABELS[route]
+        : `${labels.wrapped}, ${STORE_LABELS[route]}`;
   const server = await startServer({
     BENCH_BINDING: binding,
     BENCH_HTTP_PORT: String(port),
@@ -194,13 +206,13 @@ async function runInjection(
   report: Report,
   label: (route: RouteName) => string,
 ): Promise<void> {
-  const { engines, close } = await benchEngines({
+  const { engines, floors, close } = await benchEngines({
     redisUrl: redis.url,
     databaseUrl: await ensureBenchDatabase(options.databaseUrl),
     schema: `bench_inject_${binding}`,
   });
   try {
-    const app = await BENCH_BINDINGS[binding](engines);
+    const app = await BENCH_BINDINGS[binding](engines, floors);
     const cpu = new Map<RouteName, number[]>();
     const prefix = `inject${Date.now().toString(36)}`;
     const body = JSON.stringify({ amount: 1000, currency: 'EUR' });

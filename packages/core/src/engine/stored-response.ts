@@ -1,6 +1,6 @@
 import { OncelyError } from '../errors.js';
 import { hasControlCharacter } from '../scope.js';
-import { attachJson, isTextOnly } from '../memory/stored-json.js';
+import { attachJson, isTextOnly, jsonTextOf } from '../memory/stored-json.js';
 import type { IdempotencyStore, StoredResponse } from '../store.js';
 import type { EngineParts } from './engine-events.js';
 import type { PreparedRequest } from './prepared-request.js';
@@ -34,7 +34,7 @@ export function checkResponse(response: IdempotentResponse): void {
 export function toStored(engine: EngineParts<IdempotencyStore>, prepared: PreparedRequest, response: IdempotentResponse): StoredResponse {
   let json: string | undefined;
   try {
-    json = response.body === undefined ? undefined : JSON.stringify(response.body);
+    json = response.body === undefined ? undefined : (jsonTextOf(response.body) ?? JSON.stringify(response.body));
   } catch {
     json = undefined;
   }
@@ -44,7 +44,7 @@ export function toStored(engine: EngineParts<IdempotencyStore>, prepared: Prepar
   if (serializable && bytes <= prepared.limitBytes) {
     if (json === undefined) return stored;
     if (isTextOnly(engine.store)) {
-      // The memory store keeps only this text, which is already the snapshot: no copy to parse back.
+      // A text-only store keeps only this text, which is already the snapshot: no copy to parse back.
       attachJson(stored, json);
       stored.body = response.body;
       return stored;

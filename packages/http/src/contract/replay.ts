@@ -12,8 +12,10 @@ const encoder = new TextEncoder();
 /** The allowlisted headers, names lowercased, multiple values joined as HTTP allows. */
 function allowedHeaders(headers: ResponseHeaders, allow: ReadonlySet<string>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name in headers) {
+    if (!Object.hasOwn(headers, name)) continue;
     const lower = name.toLowerCase();
+    const value = headers[name]!;
     if (allow.has(lower)) out[lower] = typeof value === 'string' ? value : value.join(', ');
   }
   return out;
@@ -26,12 +28,13 @@ export function toIdempotentResponse<Req>(
 ): IdempotentResponse {
   const body = encodeBody(captured.body, headerValue(captured.headers, 'content-type'));
   const resourceId = config.resourceId?.({ status: captured.status, headers: captured.headers, body });
-  return {
+  const response: { -readonly [K in keyof IdempotentResponse]: IdempotentResponse[K] } = {
     status: captured.status,
     headers: allowedHeaders(captured.headers, config.replayHeaders),
     body,
-    ...(resourceId === undefined ? {} : { resourceId }),
   };
+  if (resourceId !== undefined) response.resourceId = resourceId;
+  return response;
 }
 
 /**

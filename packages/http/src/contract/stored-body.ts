@@ -1,3 +1,6 @@
+import { withJsonText } from '@oncely/core/adapter';
+import { isStringifyForm } from './stringify-form.js';
+
 /**
  * A response body as it is stored for replay (the store holds JSON): JSON as a JSON value when that
  * value serializes back to the very same bytes, UTF-8 text as a string, anything else as base64.
@@ -17,9 +20,21 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 /** Media types whose bytes are text: stored as a string when they are valid UTF-8. */
 const TEXT_MEDIA_TYPE = /^(?:text\/[\w.+-]+|application\/(?:[\w.+-]+\+)?xml|application\/(?:javascript|x-www-form-urlencoded))$/;
 
+/** Media types by Content-Type value: a server sees a handful of them, read several times per request. */
+const mediaTypes = new Map<string, string>();
+const MAX_MEDIA_TYPES = 256;
+
 /** The media type of a Content-Type value, lowercased and without parameters. */
 export function mediaType(contentType: string | undefined): string {
-  return (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  if (contentType === undefined) return '';
+  let type = mediaTypes.get(contentType);
+  if (type === undefined) {
+    type = contentType.split(';', 1)[0]!.trim().toLowerCase();
+    // Bounded, for a client that sends a new value every time.
+    if (mediaTypes.size === MAX_MEDIA_TYPES) mediaTypes.clear();
+    mediaTypes.set(contentType, type);
+  }
+  return type;
 }
 
 /** Encodes a body for storage; an empty body has no stored form. */
@@ -31,9 +46,13 @@ export function encodeBody(bytes: Uint8Array, contentType: string | undefined): 
     const text = decodeUtf8(bytes);
     if (text !== undefined) {
       if (isJson) {
+        if (isStringifyForm(text)) return new TextJsonBody(text);
         const json = parseJson(text);
-        // Only a value that serializes back to the same bytes is stored as JSON (no lost digits or spaces).
-        if (json.kind === 'parsed' && JSON.stringify(json.value) === text) return { encoding: 'json', json: json.value };
+        // Only a value that serializes back to the same bytes is stored as JSON (no lost digits or spaces);
+        // those bytes are then its JSON text, so the engine need not serialize the body again.
+        if (json.kind === 'parsed' && JSON.stringify(json.value) === text) {
+          return withJsonText<StoredBody>({ encoding: 'json', json: json.value }, storedJsonText(text));
+        }
       }
       return { encoding: 'text', text };
     }
@@ -86,6 +105,34 @@ export function parseJson(text: string): { readonly kind: 'parsed'; readonly val
     return { kind: 'parsed', value: JSON.parse(text) };
   } catch {
     return { kind: 'malformed' };
+  }
+}
+
+/** The stored form's JSON around a body's own text, as `JSON.stringify` writes it. */
+const storedJsonText = (text: string) => `{"encoding":"json","json":${text}}`;
+
+/**
+ * A JSON body known to be in `JSON.stringify`'s form: the engine stores its text as it is, and its
+ * value is parsed only if something reads `json` (a `resourceId` callback, a replay policy).
+ */
+class TextJsonBody {
+  static readonly #json: PropertyDescriptor = {
+    enumerable: true,
+    configurable: true,
+    get(this: TextJsonBody) {
+      const value: unknown = JSON.parse(this.#text);
+      Object.defineProperty(this, 'json', { value, enumerable: true, configurable: true });
+      return value;
+    },
+  };
+  readonly encoding = 'json';
+  declare readonly json: unknown;
+  readonly #text: string;
+
+  constructor(text: string) {
+    this.#text = text;
+    Object.defineProperty(this, 'json', TextJsonBody.#json);
+    withJsonText(this, storedJsonText(text));
   }
 }
 

@@ -1,5 +1,5 @@
 import { type IdempotencyStore, OncelyError, type Scope } from '@oncely/core';
-import { type ClaimInput, type ClaimResult, storageGuard } from '@oncely/core/adapter';
+import { type ClaimInput, type ClaimResult, markTextOnly, storageGuard, storedResponseJson } from '@oncely/core/adapter';
 import type { Cluster, Redis } from 'ioredis';
 import {
   checkReplicaWait,
@@ -112,7 +112,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     return result;
   };
 
-  return {
+  const store: RedisStore = {
     name: 'redis',
     capabilities: { transactions: false, nativeTtl: true },
     prefix,
@@ -136,7 +136,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         const { reply, acknowledged } = await write('complete', key, [
           input.token,
           input.state,
-          JSON.stringify(input.response),
+          // The engine's JSON of the response when it attached it (this store is text-only): no second serialization.
+          storedResponseJson(input.response),
           input.retentionMs,
         ]);
         const answer = toCompleteReply(reply);
@@ -175,4 +176,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       unconfirmed.clear();
     },
   };
+  // It reads nothing of a response but its JSON text, so the engine need not hand it a parsed-back copy.
+  markTextOnly(store);
+  return store;
 }

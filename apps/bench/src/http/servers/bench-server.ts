@@ -1,5 +1,6 @@
 import type { Idempotency, IdempotencyStore } from '@oncely/core';
-import type { StoreName } from '../bench-engines.js';
+import type { FloorName, StoreName } from '../bench-engines.js';
+import type { StoreFloor } from '../store-floor.js';
 
 /** A running bench server. */
 export interface RunningServer {
@@ -29,7 +30,10 @@ export interface BenchApp {
 }
 
 /** Builds one binding's {@link BenchApp}; both sides of every comparison run in the same framework and process. */
-export type BuildBinding = (engines: Record<StoreName, Idempotency<IdempotencyStore>>) => Promise<BenchApp>;
+export type BuildBinding = (
+  engines: Record<StoreName, Idempotency<IdempotencyStore>>,
+  floors: Record<FloorName, StoreFloor>,
+) => Promise<BenchApp>;
 
 /** Closes a `node:http` server with its keep-alive connections. */
 export function closeServer(server: { closeAllConnections(): void; close(callback: () => void): unknown }): Promise<void> {
