@@ -20,7 +20,8 @@ const resultsOf = (value: PostgresJsResultLike | PostgresJsResultLike[]): Postgr
   'count' in value ? [value as PostgresJsResultLike] : (value as PostgresJsResultLike[]);
 
 const toSqlResult = <R>(value: PostgresJsResultLike | PostgresJsResultLike[]): SqlResult<R> => {
-  const result = resultsOf(value).at(-1) ?? Object.assign([], { count: 0 });
+  // One result set (every statement oncely binds) is read as it is, without a list around it.
+  const result = 'count' in value ? (value as PostgresJsResultLike) : ((value as PostgresJsResultLike[]).at(-1) ?? Object.assign([], { count: 0 }));
   return { rows: result as unknown as R[], rowCount: result.count ?? result.length };
 };
 
@@ -266,9 +267,12 @@ export interface PostgresJsDriverOptions {
  */
 export function postgresJsDriver(sql: PostgresJsLike, options: PostgresJsDriverOptions): SqlDriver {
   const prepare = options.prepare;
+  const queryOptions = { prepare };
   return {
     kind: 'pool',
-    query: async <R>(text: string, params?: readonly unknown[]) => toSqlResult<R>(await sql.unsafe(text, params ? [...params] : [], { prepare })),
+    // `then` on postgres.js's query, not `await` in an async function: a replay is one statement, and each hop is a microtask.
+    query: <R>(text: string, params?: readonly unknown[]) =>
+      sql.unsafe(text, params ? [...params] : [], queryOptions).then((value) => toSqlResult<R>(value)),
     transaction: (work) => transaction(sql, prepare, work),
     reserve: (use) => reserved(sql, prepare, use),
   };

@@ -85,14 +85,16 @@ function guard(connection: SqlConnection, onFailure: (error: unknown) => void = 
   };
 }
 
+/** One closed handle serves every claim answered without a transaction: it holds nothing and never opens again. */
+const ENDED = guard({
+  query: () => Promise.reject(new Error('unreachable')),
+  exec: () => Promise.reject(new Error('unreachable')),
+});
+ENDED.close();
+
 /** A handle for a claim answered without a transaction: it refuses SQL, as any tx does once its transaction ended. */
 export function endedConnection(): SqlConnection {
-  const handle = guard({
-    query: () => Promise.reject(new Error('unreachable')),
-    exec: () => Promise.reject(new Error('unreachable')),
-  });
-  handle.close();
-  return handle.connection;
+  return ENDED.connection;
 }
 
 const pgConnection = (client: PgClientLike, prepare: boolean): SqlConnection => ({
