@@ -37,6 +37,8 @@ export function withIdempotency<S extends IdempotencyStore, R extends Request = 
   options: WithIdempotencyOptions<S, R>,
 ): (request: R, ...extra: Extra) => Promise<Response> {
   const config = resolveOptions(options);
+  // The parsed body goes on to the handler's json() only when no `validate` may have kept it.
+  const handOver = config.validate === undefined;
   return async (request, ...extra) => {
     let capture: FetchCapture | undefined;
     const outcome = await handleExchange(
@@ -46,7 +48,7 @@ export function withIdempotency<S extends IdempotencyStore, R extends Request = 
         method: request.method,
         url: pathAndQuery(request.url),
         idempotencyKey: request.headers.get(IDEMPOTENCY_KEY_HEADER) ?? undefined,
-        body: () => readFetchBody(request),
+        body: () => readFetchBody(request, handOver),
         cancellation: request,
       },
       async (context) => {
