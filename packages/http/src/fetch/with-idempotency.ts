@@ -24,7 +24,8 @@ export type WithIdempotencyOptions<S extends IdempotencyStore = IdempotencyStore
  * Deno, Cloudflare Workers, Node with a fetch adapter) in the Idempotency-Key contract: the first
  * request with a key runs the handler once and stores its response; retries replay it with
  * `Idempotent-Replayed: true`. The handler gets the very request object it was called with (a
- * `NextRequest` stays one; the body is read from a clone) and any further arguments after the context.
+ * `NextRequest` stays one; its body is read once and handed back, see `bufferBody`) and any further
+ * arguments after the context. Without `validate`, its first `json()` returns the value the contract parsed.
  *
  * ```ts
  * export const POST = withIdempotency(createPayment, {
