@@ -41,6 +41,49 @@ describe('express capture', () => {
     expect(runs).toBe(1);
   });
 
+  it('replays byte-identical whether res methods are inherited or own (patched before it, as on-headers and compression do), and gives them back', async () => {
+    for (const patchedBefore of [false, true]) {
+      const seen: { own: boolean; sameProto: boolean }[] = [];
+      const app = express();
+      app.post(
+        '/report',
+        (_req, res, next) => {
+          if (patchedBefore) {
+            // What on-headers and compression do: own wrappers over the inherited methods.
+            const { writeHead, end } = res;
+            res.writeHead = function (this: typeof res, ...args: Parameters<typeof writeHead>) {
+              res.setHeader('x-on-headers', '1');
+              return writeHead.apply(this, args);
+            } as typeof writeHead;
+            res.end = function (this: typeof res, ...args: Parameters<typeof end>) {
+              return end.apply(this, args);
+            } as typeof end;
+          }
+          const proto = Object.getPrototypeOf(res) as object;
+          res.on('finish', () => seen.push({ own: Object.hasOwn(res, 'write') || Object.hasOwn(res, 'flushHeaders'), sameProto: Object.getPrototypeOf(res) === proto }));
+          next();
+        },
+        express.json(),
+        expressIdempotency({ engine: createIdempotency({ store: memoryStore() }), operation: 'report.v1', scope: (req) => scope(req.headers.authorization) }),
+        (_req, res) => {
+          res.status(201).set('x-report', 'r1').json({ id: `r_${Math.random()}`, rows: [1, 2, 3] });
+        },
+      );
+      const [first, replay] = await twice(await listen(app.listen(0, '127.0.0.1')));
+      expect(first.status).toBe(201);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.text).toBe(first.text);
+      expect(first.headers['x-report']).toBe('r1');
+      expect(first.headers['x-on-headers']).toBe(patchedBefore ? '1' : undefined);
+      // After each response the capture's members are gone: nothing own was left behind, the prototype is Express's again.
+      expect(seen).toHaveLength(2);
+      expect(seen).toEqual([
+        { own: false, sameProto: true },
+        { own: false, sameProto: true },
+      ]);
+    }
+  });
+
   it('a piped stream is buffered whole and stored', async () => {
     const app = express();
     app.post('/report', express.json(), expressIdempotency({ engine: createIdempotency({ store: memoryStore() }), operation: 'report.v1', scope: (req) => scope(req.headers.authorization) }), (_req, res) => {

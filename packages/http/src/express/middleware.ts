@@ -11,14 +11,18 @@ import { restoreHeaderNames, writeReply } from './write-reply.js';
 /** Options of {@link expressIdempotency}: `scope`, `operation` and `validate` receive Express's `req`. */
 export type ExpressIdempotencyOptions<S extends IdempotencyStore = IdempotencyStore> = IdempotencyHttpOptions<Request, S>;
 
-const contexts = new WeakMap<Request, IdempotencyContext>();
+// On the request under a symbol: a WeakMap entry per request costs the collector more than a property.
+const CONTEXT = Symbol('oncely.expressContext');
+type WithContext = Request & { [CONTEXT]?: IdempotencyContext };
+
+const UNKEYED: IdempotencyContext = Object.freeze({ kind: 'unkeyed' });
 
 /**
  * The idempotency context of a request that went through {@link expressIdempotency}: the claim it
  * holds (in `transaction` mode, with the open transaction as `tx`), or `unkeyed`.
  */
 export function expressIdempotencyContext<Tx = unknown>(req: Request): IdempotencyContext<Tx> {
-  const context = contexts.get(req);
+  const context = (req as WithContext)[CONTEXT];
   if (!context) {
     throw new OncelyError('invalid_state', 'oncely/http: expressIdempotency did not run for this request');
   }
@@ -54,7 +58,7 @@ export function expressIdempotency<S extends IdempotencyStore>(options: ExpressI
         cancellation,
       },
       (context) => {
-        contexts.set(req, context as IdempotencyContext<TransactionOf<S>>);
+        (req as WithContext)[CONTEXT] = context as IdempotencyContext<TransactionOf<S>>;
         headerNames = res.getHeaderNames();
         const started = captureResponse(res);
         capture = started;
@@ -66,7 +70,7 @@ export function expressIdempotency<S extends IdempotencyStore>(options: ExpressI
         capture?.restore();
         switch (outcome.kind) {
           case 'unkeyed':
-            contexts.set(req, { kind: 'unkeyed' });
+            (req as WithContext)[CONTEXT] = UNKEYED;
             next();
             return;
           case 'original':

@@ -1,4 +1,9 @@
+import { unreadBody } from './unread-body.js';
+
 const decoder = new TextDecoder();
+
+/** Marks {@link Held.parsed} empty (`undefined` is a value a body can't parse to, but keeps the intent plain). */
+const NOT_PARSED: unique symbol = Symbol('oncely.notParsed');
 
 /** What a buffered request holds: the bytes read, the content type, and whether its body was used. */
 interface Held {
@@ -6,6 +11,8 @@ interface Held {
   readonly contentType: string;
   used: boolean;
   stream: ReadableStream<Uint8Array> | undefined;
+  /** The JSON value the contract parsed from `bytes`, handed to the first `json()` instead of parsing again. */
+  parsed: unknown;
 }
 
 const HELD = Symbol('oncely.bufferedBody');
@@ -32,7 +39,16 @@ const MEMBERS: PropertyDescriptorMap = {
   arrayBuffer: { configurable: true, writable: true, value: reader((held) => copy(held).buffer) },
   bytes: { configurable: true, writable: true, value: reader(copy) },
   text: { configurable: true, writable: true, value: reader((held) => decoder.decode(held.bytes)) },
-  json: { configurable: true, writable: true, value: reader((held) => JSON.parse(decoder.decode(held.bytes))) },
+  json: {
+    configurable: true,
+    writable: true,
+    value: reader((held) => {
+      const { parsed } = held;
+      if (parsed === NOT_PARSED) return JSON.parse(decoder.decode(held.bytes));
+      held.parsed = NOT_PARSED;
+      return parsed;
+    }),
+  },
   blob: { configurable: true, writable: true, value: reader((held) => new Blob([copy(held)], { type: held.contentType })) },
   formData: {
     configurable: true,
@@ -89,11 +105,23 @@ function bufferedPrototype(proto: object): object {
  * stays one and an instance of its class, its other members untouched): its prototype becomes one that
  * puts these members in front of its class's. Nothing tees the stream: `request.clone()` on Node costs
  * more than the rest of the contract together. A `clone()` of the handler's is a plain `Request`.
+ * A body built from a string or bytes and not read yet is taken from where the runtime keeps it
+ * ({@link unreadBody}) instead of being read through its stream.
  */
 export async function bufferBody(request: Request): Promise<Uint8Array> {
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  const held: Held = { bytes, contentType: request.headers.get('content-type') ?? '', used: false, stream: undefined };
+  const bytes = unreadBody(request) ?? new Uint8Array(await request.arrayBuffer());
+  const held: Held = { bytes, contentType: request.headers.get('content-type') ?? '', used: false, stream: undefined, parsed: NOT_PARSED };
   (request as Buffered)[HELD] = held;
   Object.setPrototypeOf(request, bufferedPrototype(Object.getPrototypeOf(request) as object));
   return bytes;
+}
+
+/**
+ * Hands `value`, the JSON the contract parsed from a buffered request's bytes, to that request's
+ * first `json()`, which then returns it instead of parsing the same bytes again (a second read
+ * still fails, as the Fetch standard wants). Only for a value nothing else holds: `validate` may keep one.
+ */
+export function handOverJson(request: Request, value: unknown): void {
+  const held = (request as Partial<Buffered>)[HELD];
+  if (held) held.parsed = value;
 }

@@ -1,5 +1,5 @@
-import { type CapturedResponse, isEventStream } from '../contract/captured-response.js';
-import { unreadBody } from './unread-body.js';
+import { type CapturedResponse, headerValue, isEventStream } from '../contract/captured-response.js';
+import { unreadBody, unreadHeaders } from './unread-body.js';
 import { bytesResponse, headersRecord } from './to-response.js';
 
 /** A fetch handler's response, read whole: what the contract stores, and the response to send on. */
@@ -14,6 +14,17 @@ export interface FetchCapture {
  * A body still held as a string or bytes (undici, `@hono/node-server`) is taken from there unread ({@link unreadBody}).
  */
 export async function captureFetchResponse(response: Response): Promise<FetchCapture> {
+  // Headers still held as a record are read from there, so the handler's response is left as it was.
+  const held = unreadHeaders(response);
+  if (held !== undefined && !isEventStream(headerValue(held, 'content-type'))) {
+    const unread = unreadBody(response);
+    if (unread !== undefined) {
+      return {
+        captured: { kind: 'complete', status: response.status, headers: held, body: unread },
+        original: (extra) => (isEmpty(extra) ? response : rebuilt(response, unread, extra)),
+      };
+    }
+  }
   const headers = headersRecord(response.headers);
   if (isEventStream(response.headers.get('content-type'))) {
     await response.body?.cancel();

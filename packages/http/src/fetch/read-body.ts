@@ -1,5 +1,5 @@
 import { type ParsedBody, refusedMediaType } from '../contract/parsed-body.js';
-import { bufferBody } from './buffered-request.js';
+import { bufferBody, handOverJson } from './buffered-request.js';
 import { searchParamsObject } from '../contract/request-fingerprint.js';
 import { decodeUtf8, mediaType, parseJson } from '../contract/stored-body.js';
 
@@ -8,12 +8,16 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 /**
  * Reads a fetch request's body and hands it back to the same request (see {@link bufferBody}): JSON
  * as a value, form data as an object, text as a string, anything else as bytes. Unreadable JSON is
- * `malformed`.
+ * `malformed`. With `handOver`, the handler's first `json()` gets the very value parsed here
+ * (see {@link handOverJson}) instead of a second parse of the same bytes.
  */
-export async function readFetchBody(request: Request): Promise<ParsedBody> {
+export async function readFetchBody(request: Request, handOver = false): Promise<ParsedBody> {
   if (request.body === null) return { kind: 'parsed', value: undefined };
   if (request.bodyUsed) return { kind: 'malformed', detail: 'The request body was read before the idempotency wrapper could read it.' };
-  return parseBodyBytes(await bufferBody(request), request.headers.get('content-type') ?? undefined);
+  const contentType = request.headers.get('content-type') ?? undefined;
+  const parsed = parseBodyBytes(await bufferBody(request), contentType);
+  if (handOver && parsed.kind === 'parsed' && JSON_MEDIA_TYPE.test(mediaType(contentType))) handOverJson(request, parsed.value);
+  return parsed;
 }
 
 /** A body's bytes as the contract fingerprints them, by their declared content type; `onText` sees the text decoded on the way. */

@@ -24,7 +24,8 @@ export type WithIdempotencyOptions<S extends IdempotencyStore = IdempotencyStore
  * Deno, Cloudflare Workers, Node with a fetch adapter) in the Idempotency-Key contract: the first
  * request with a key runs the handler once and stores its response; retries replay it with
  * `Idempotent-Replayed: true`. The handler gets the very request object it was called with (a
- * `NextRequest` stays one; the body is read from a clone) and any further arguments after the context.
+ * `NextRequest` stays one; its body is read once and handed back, see `bufferBody`) and any further
+ * arguments after the context. Without `validate`, its first `json()` returns the value the contract parsed.
  *
  * ```ts
  * export const POST = withIdempotency(createPayment, {
@@ -37,6 +38,8 @@ export function withIdempotency<S extends IdempotencyStore, R extends Request = 
   options: WithIdempotencyOptions<S, R>,
 ): (request: R, ...extra: Extra) => Promise<Response> {
   const config = resolveOptions(options);
+  // The parsed body goes on to the handler's json() only when no `validate` may have kept it.
+  const handOver = config.validate === undefined;
   return async (request, ...extra) => {
     let capture: FetchCapture | undefined;
     const outcome = await handleExchange(
@@ -46,7 +49,7 @@ export function withIdempotency<S extends IdempotencyStore, R extends Request = 
         method: request.method,
         url: pathAndQuery(request.url),
         idempotencyKey: request.headers.get(IDEMPOTENCY_KEY_HEADER) ?? undefined,
-        body: () => readFetchBody(request),
+        body: () => readFetchBody(request, handOver),
         cancellation: request,
       },
       async (context) => {

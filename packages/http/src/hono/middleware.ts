@@ -11,14 +11,17 @@ import { pathAndQuery } from '../fetch/with-idempotency.js';
 /** Options of {@link honoIdempotency}: `scope`, `operation` and `validate` receive Hono's `Context`. */
 export type HonoIdempotencyOptions<S extends IdempotencyStore = IdempotencyStore> = IdempotencyHttpOptions<Context, S>;
 
-const contexts = new WeakMap<Context, IdempotencyContext>();
+// On the context under a symbol: a WeakMap entry per request costs the collector more than a property.
+const CONTEXT = Symbol('oncely.honoContext');
+type WithContext = Context & { [CONTEXT]?: IdempotencyContext };
+const UNKEYED: IdempotencyContext = Object.freeze({ kind: 'unkeyed' });
 
 /**
  * The idempotency context of a request that went through {@link honoIdempotency}: the claim it
  * holds (in `transaction` mode, with the open transaction as `tx`), or `unkeyed`.
  */
 export function honoIdempotencyContext<Tx = unknown>(c: Context): IdempotencyContext<Tx> {
-  const context = contexts.get(c);
+  const context = (c as WithContext)[CONTEXT];
   if (!context) throw new OncelyError('invalid_option', 'oncely/http: honoIdempotency did not run for this request');
   return context as IdempotencyContext<Tx>;
 }
@@ -67,7 +70,7 @@ export function honoIdempotency<S extends IdempotencyStore>(options: HonoIdempot
         cancellation: c.req.raw,
       },
       async (context) => {
-        contexts.set(c, context);
+        (c as WithContext)[CONTEXT] = context;
         // A handler's error reaches Hono's onError inside next(); its response is what the policy sees.
         await next();
         capture = await captureFetchResponse(c.res);
@@ -76,7 +79,7 @@ export function honoIdempotency<S extends IdempotencyStore>(options: HonoIdempot
     );
     switch (outcome.kind) {
       case 'unkeyed':
-        contexts.set(c, { kind: 'unkeyed' });
+        (c as WithContext)[CONTEXT] = UNKEYED;
         await next();
         return;
       case 'original': {

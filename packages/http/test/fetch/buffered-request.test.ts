@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { bufferBody } from '../../src/fetch/buffered-request.js';
+import { readFetchBody } from '../../src/fetch/read-body.js';
 
 const request = (body: string, type = 'text/plain; charset=utf-8') =>
   new Request('http://localhost/payments', { method: 'POST', headers: { 'content-type': type }, body });
@@ -76,5 +77,52 @@ describe('bufferBody', () => {
     const form = await original.formData();
     expect(form.get('amount')).toBe('10');
     expect(form.get('currency')).toBe('eur');
+  });
+
+  it('reads a body sent as a stream, as one built from bytes or a string, to the same bytes', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string(), fc.constantFrom('stream', 'bytes', 'string'), async (text, form) => {
+        const bytes = new TextEncoder().encode(text);
+        const body =
+          form === 'string'
+            ? text
+            : form === 'bytes'
+              ? bytes
+              : new ReadableStream<Uint8Array>({
+                  start(controller) {
+                    controller.enqueue(bytes);
+                    controller.close();
+                  },
+                });
+        const original = new Request('http://localhost/payments', { method: 'POST', body, duplex: 'half' } as RequestInit);
+        expect(await bufferBody(original)).toEqual(bytes);
+        expect(await original.text()).toBe(text);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("hands the JSON value the contract parsed to the handler's first json(), once; without the hand-over json() parses its own", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue(), async (value) => {
+        const text = JSON.stringify(value) ?? 'null';
+        const handedOver = request(text, 'application/json');
+        const read = await readFetchBody(handedOver, true);
+        expect(read.kind).toBe('parsed');
+        const first = await handedOver.json();
+        expect(first).toEqual(JSON.parse(text));
+        // The very value the contract fingerprinted, not a second parse of the same bytes.
+        if (typeof first === 'object' && first !== null) expect(first).toBe((read as { value: unknown }).value);
+        expect(handedOver.bodyUsed).toBe(true);
+        await expect(handedOver.json()).rejects.toThrow(TypeError);
+
+        const own = request(text, 'application/json');
+        const ownRead = await readFetchBody(own);
+        const parsedAgain = await own.json();
+        expect(parsedAgain).toEqual(JSON.parse(text));
+        if (typeof parsedAgain === 'object' && parsedAgain !== null) expect(parsedAgain).not.toBe((ownRead as { value: unknown }).value);
+      }),
+      { numRuns: 60 },
+    );
   });
 });

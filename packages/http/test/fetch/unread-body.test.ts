@@ -2,7 +2,8 @@ import { createIdempotency, memoryStore } from '@oncely/core';
 import fc from 'fast-check';
 import { type Context, Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unreadBody } from '../../src/fetch/unread-body.js';
+import { headersRecord } from '../../src/fetch/to-response.js';
+import { unreadBody, unreadHeaders } from '../../src/fetch/unread-body.js';
 import { withIdempotency } from '../../src/fetch/with-idempotency.js';
 import { honoIdempotency } from '../../src/hono.js';
 import { serveNodeFetch, type TestServer } from '../support/listen.js';
@@ -113,5 +114,26 @@ describe('unreadBody', () => {
     expect([retry.status, retry.headers.get('idempotent-replayed'), await retry.text()]).toEqual([201, 'true', await first.text()]);
     const moved = await redirect(post('b'));
     expect([moved.status, moved.headers.get('location'), moved.headers.get('idempotency-key')]).toEqual([303, 'http://127.0.0.1/payments/pay_1', 'b']);
+  });
+
+  it('reads the headers a lightweight Response holds as a record as Headers would report them, and leaves the response unconverted', async () => {
+    expect(globalThis.Response).not.toBe(UndiciResponse);
+    const name = fc.constantFrom('Content-Type', 'content-type', 'X-Kind', 'x-kind', 'Set-Cookie', 'location', 'ETag');
+    const value = fc.oneof(fc.constantFrom('application/json', 'a=1; Path=/', ' padded ', 'W/"1"'), fc.stringMatching(/^[ -~]{0,12}$/));
+    await fc.assert(
+      fc.property(fc.dictionary(name, value, { maxKeys: 4 }), fc.option(fc.constant('paid'), { nil: null }), (record, body) => {
+        const response = new Response(body, { status: 201, headers: record });
+        const read = unreadHeaders(response);
+        expect(unconverted(response)).toBe(true);
+        // What the same response reports once its Headers is built, when the record is one it reads the same way.
+        if (read !== undefined) expect(read).toEqual(headersRecord(new Response(body, { status: 201, headers: record }).headers));
+      }),
+      { numRuns: 200 },
+    );
+    expect(unreadHeaders(new Response('x'))).toEqual(headersRecord(new Response('x').headers));
+    expect(unreadHeaders(new Response(null, { status: 204 }))).toEqual({});
+    expect(unreadHeaders(new Response('x', { headers: new Headers({ a: '1' }) }))).toBeUndefined();
+    expect(unreadHeaders(new Response('x', { headers: { A: '1', a: '2' } }))).toBeUndefined();
+    expect(unreadHeaders(new UndiciResponse('x', { headers: { a: '1' } }))).toBeUndefined();
   });
 });
