@@ -8,6 +8,7 @@ import { businessOnlyOperations, type RunTransaction } from './business-transact
 import { oncelyTransactionalSubject } from './oncely-transactional.js';
 import { type Queryable, rawLeaseOperations } from './raw-lease.js';
 import { rawTransactionalOperations } from './raw-transactional.js';
+import { recordFloorOperations } from './record-floor.js';
 import { SCHEMA } from './schema.js';
 
 /** One database as the contenders see it: oncely's handle, the raw driver, a plain transaction. */
@@ -17,13 +18,15 @@ export interface DatabaseHandles {
   readonly transaction: RunTransaction;
 }
 
-/** The six PostgreSQL contenders, named for the backend they run on. */
+/** The seven PostgreSQL contenders, named for the backend they run on. */
 export interface PostgresContenders {
   readonly rawLease: Operations;
   readonly oncelyLease: Operations & { readonly subject: IdempotentSubject };
   readonly businessOnly: Operations;
   /** The business transaction with the raw claim and complete in it: transactional mode's work without oncely. */
   readonly rawTransactional: Operations;
+  /** The bare transaction whose one statement also inserts the completed record: the floor of a record in the transaction. */
+  readonly recordFloor: Operations;
   readonly oncelyTransactional: Operations & { readonly subject: IdempotentSubject };
   /** Transactional mode with `lockClaim`: an advisory lock with BEGIN, the record written once with COMMIT. */
   readonly oncelyLockClaim: Operations & { readonly subject: IdempotentSubject };
@@ -43,6 +46,7 @@ export function postgresContenders(label: string, handles: DatabaseHandles, effe
     oncelyLease: { ...subjectOperations(lease, effect), subject: lease },
     businessOnly: businessOnlyOperations(handles.transaction, effect, `business transaction alone (${label})`),
     rawTransactional: rawTransactionalOperations(handles.transaction, effect, `raw ${label} transaction, same statements`),
+    recordFloor: recordFloorOperations(handles.transaction, effect, `business transaction + its record row (${label}), the floor`),
     oncelyTransactional: { ...subjectOperations(transactional, effect), subject: transactional },
     oncelyLockClaim: { ...subjectOperations(lockClaim, effect), subject: lockClaim },
   };
