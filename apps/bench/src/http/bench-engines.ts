@@ -64,6 +64,8 @@ export interface BenchBackends {
 /** One engine per store (PostgreSQL in lease mode), the floors on the same Redis client, and a function that closes their connections. */
 export async function benchEngines(backends: RouteBackends): Promise<BenchBackends> {
   const redis = new Redis(backends.redisUrl);
+  // ioredis reconnects by itself; a dropped connection shows in the run's non-2xx counts, not as a crash.
+  redis.on('error', (error) => console.error(`bench server: redis: ${error.message}`));
   const pool = new pg.Pool({ connectionString: backends.databaseUrl, max: 16 });
   await pool.query(`DROP SCHEMA IF EXISTS ${backends.schema} CASCADE`);
   await migrate(pool, { schema: backends.schema });

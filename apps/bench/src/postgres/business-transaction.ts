@@ -56,15 +56,20 @@ export function pgliteTransaction(db: PGlite): RunTransaction {
  * replay without an idempotency layer, so it offers first requests only.
  */
 export function businessOnlyOperations(run: RunTransaction, effect: PaymentEffect, name: string): Operations {
+  return firstRequestsOnly(name, 'a transaction without an idempotency layer has no replay', (key) =>
+    run(async (query) => {
+      const response = await effect.forKey(key)();
+      await query(INSERT_PAYMENT, paymentParams(key, response));
+    }),
+  );
+}
+
+/** A contender that times first requests only (a baseline or a floor): its replay refuses, saying `noReplay`. */
+export function firstRequestsOnly(name: string, noReplay: string, first: (key: string) => Promise<void>): Operations {
   return {
     name,
-    async first(key) {
-      await run(async (query) => {
-        const response = await effect.forKey(key)();
-        await query(INSERT_PAYMENT, paymentParams(key, response));
-      });
-    },
-    replay: () => Promise.reject(new Error('bench: a transaction without an idempotency layer has no replay')),
+    first,
+    replay: () => Promise.reject(new Error(`bench: ${name}: ${noReplay}`)),
     settle: async () => undefined,
     close: async () => undefined,
   };

@@ -1,6 +1,6 @@
 import type { Operations } from '../subjects/operations.js';
 import type { PaymentEffect } from '../subjects/payment-effect.js';
-import { INSERT_PAYMENT, paymentParams, type RunTransaction } from './business-transaction.js';
+import { firstRequestsOnly, INSERT_PAYMENT, paymentParams, type RunTransaction } from './business-transaction.js';
 import { rawStatements } from './raw-statements.js';
 
 const FINGERPRINT = 'f'.repeat(64);
@@ -16,21 +16,15 @@ const rowsOf = (result: unknown): unknown[] => (Array.isArray(result) ? result :
  */
 export function rawTransactionalOperations(run: RunTransaction, effect: PaymentEffect, name: string): Operations {
   const scope = (key: string) => ['bench', 'client', 'payments.create.v1', key];
-  return {
-    name,
-    async first(key) {
-      await run(async (query) => {
-        const token = crypto.randomUUID();
-        const claimed = rowsOf(await query(rawStatements.claim, [...scope(key), FINGERPRINT, token]));
-        if (claimed.length !== 1) throw new Error(`bench: raw transactional claim of ${key} found an existing row`);
-        const response = await effect.forKey(key)();
-        await query(INSERT_PAYMENT, paymentParams(key, response));
-        const completed = rowsOf(await query(rawStatements.complete, [...scope(key), token, response.status, JSON.stringify(response.body)]));
-        if (completed.length !== 1) throw new Error(`bench: raw transactional complete of ${key} lost its token`);
-      });
-    },
-    replay: () => Promise.reject(new Error('bench: the raw transactional baseline times first requests; replays are raw lease reads')),
-    settle: async () => undefined,
-    close: async () => undefined,
-  };
+  return firstRequestsOnly(name, 'the raw transactional baseline times first requests; replays are raw lease reads', (key) =>
+    run(async (query) => {
+      const token = crypto.randomUUID();
+      const claimed = rowsOf(await query(rawStatements.claim, [...scope(key), FINGERPRINT, token]));
+      if (claimed.length !== 1) throw new Error(`bench: raw transactional claim of ${key} found an existing row`);
+      const response = await effect.forKey(key)();
+      await query(INSERT_PAYMENT, paymentParams(key, response));
+      const completed = rowsOf(await query(rawStatements.complete, [...scope(key), token, response.status, JSON.stringify(response.body)]));
+      if (completed.length !== 1) throw new Error(`bench: raw transactional complete of ${key} lost its token`);
+    }),
+  );
 }

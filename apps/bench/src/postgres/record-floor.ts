@@ -1,6 +1,6 @@
 import type { Operations } from '../subjects/operations.js';
 import type { PaymentEffect } from '../subjects/payment-effect.js';
-import { paymentParams, type RunTransaction } from './business-transaction.js';
+import { firstRequestsOnly, paymentParams, type RunTransaction } from './business-transaction.js';
 import { PAYMENTS, RAW_TABLE, SCHEMA } from './schema.js';
 
 /** The payment insert with the completed record inserted by the same statement: one more row, no more statements. */
@@ -17,16 +17,10 @@ const INSERT_PAYMENT_AND_RECORD = `WITH record AS (
  * record. No claim, no lock, no read: it cannot detect a duplicate, so it only bounds what one must cost.
  */
 export function recordFloorOperations(run: RunTransaction, effect: PaymentEffect, name: string): Operations {
-  return {
-    name,
-    async first(key) {
-      await run(async (query) => {
-        const response = await effect.forKey(key)();
-        await query(INSERT_PAYMENT_AND_RECORD, [...paymentParams(key, response), response.status, JSON.stringify(response.body)]);
-      });
-    },
-    replay: () => Promise.reject(new Error('bench: the record floor times first requests only')),
-    settle: async () => undefined,
-    close: async () => undefined,
-  };
+  return firstRequestsOnly(name, 'the record floor times first requests only', (key) =>
+    run(async (query) => {
+      const response = await effect.forKey(key)();
+      await query(INSERT_PAYMENT_AND_RECORD, [...paymentParams(key, response), response.status, JSON.stringify(response.body)]);
+    }),
+  );
 }
