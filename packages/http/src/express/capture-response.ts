@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import { type CapturedResponse, isEventStream, normalizeHeaders } from '../contract/captured-response.js';
+import { prototypesInFront } from '../objects/prototypes-in-front.js';
 
 /** A response whose writes are held back until the contract has recorded the outcome. */
 export interface ResponseCapture {
@@ -124,16 +125,7 @@ const MEMBERS: PropertyDescriptorMap = {
 };
 
 /** One capturing prototype per response prototype (Express's `app.response`): its own, with {@link MEMBERS} in front. */
-const prototypes = new WeakMap<object, object>();
-
-function capturingPrototype(proto: object): object {
-  let capturing = prototypes.get(proto);
-  if (!capturing) {
-    capturing = Object.create(proto, MEMBERS) as object;
-    prototypes.set(proto, capturing);
-  }
-  return capturing;
-}
+const capturingPrototype = prototypesInFront(MEMBERS);
 
 /**
  * Takes over `writeHead`, `write`, `end` and `flushHeaders` of one response so that everything the

@@ -1,3 +1,4 @@
+import { prototypesInFront } from '../objects/prototypes-in-front.js';
 import { unreadBody } from './unread-body.js';
 
 const decoder = new TextDecoder();
@@ -87,16 +88,7 @@ const MEMBERS: PropertyDescriptorMap = {
 };
 
 /** One prototype per request class (Request, NextRequest...): the class's own, with {@link MEMBERS} in front. */
-const prototypes = new WeakMap<object, object>();
-
-function bufferedPrototype(proto: object): object {
-  let buffered = prototypes.get(proto);
-  if (!buffered) {
-    buffered = Object.create(proto, MEMBERS) as object;
-    prototypes.set(proto, buffered);
-  }
-  return buffered;
-}
+const bufferedPrototype = prototypesInFront(MEMBERS);
 
 /**
  * Reads a request's body once and hands the same object its body back: `arrayBuffer`, `bytes`,
