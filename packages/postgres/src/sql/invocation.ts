@@ -20,5 +20,19 @@ export function preparation(text: string): { readonly name: string; readonly tex
   return { name, text: `PREPARE ${name} AS ${text}` };
 }
 
+/**
+ * The `PREPARE`s a message must lead with for the statements it runs, and the names ready once they
+ * ran (for {@link invocation}); nothing and undefined when the store does not prepare.
+ */
+export function preparations(
+  texts: readonly string[],
+  prepared: ReadonlySet<string>,
+  enabled: boolean,
+): { readonly preparing: { readonly name: string; readonly text: string }[]; readonly ready: ReadonlySet<string> | undefined } {
+  if (!enabled) return { preparing: [], ready: undefined };
+  const preparing = texts.filter((text) => !prepared.has(sessionName(text) ?? '')).map(preparation);
+  return { preparing, ready: new Set([...prepared, ...preparing.map((p) => p.name)]) };
+}
+
 /** Reads the oncely statements this connection has `PREPARE`d, after it turned out to differ from what was tracked. */
 export const PREPARED_HERE = `SELECT name FROM pg_prepared_statements WHERE name LIKE 'oncely\\_%\\_s'`;

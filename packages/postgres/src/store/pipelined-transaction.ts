@@ -4,11 +4,11 @@ import type { PostgresJsResultLike, PostgresTx } from '../driver/postgres-db.js'
 import { resetPrepared } from '../driver/prepared-on.js';
 import type { MessageOutcome, PostgresJsSession } from '../driver/sql-connection.js';
 import { isConnectionLost, isLockTimeout, isNotPrepared, isPreparedMismatch, isRetryableConflict } from '../driver/sql-state.js';
-import { invocation, PREPARED_HERE, preparation } from '../sql/invocation.js';
-import { sessionName } from '../sql/prepared.js';
-import { type ClaimRow, claimAnswer, type RecordRow, scopeParams, toRecord } from './record.js';
+import { invocation, PREPARED_HERE, preparations } from '../sql/invocation.js';
+import { type ClaimRow, claimAnswer, type RecordRow, toRecord } from './record.js';
 import {
   claimableBy,
+  claimRowSteps,
   completedRow,
   isClaimNotWon,
   isCompletedRecord,
@@ -49,9 +49,7 @@ const claimRowOf = (results: readonly PostgresJsResultLike[]) =>
  */
 async function readClaimRowAndBegin(session: PostgresJsSession, store: ScriptedStore, input: ClaimInput): Promise<TransactionClaim> {
   const { sql } = store;
-  const scope = scopeParams(input.scope);
-  const unbounded = [...scope, input.fingerprint, input.token, input.leaseMs, input.retentionMs];
-  const [claim, claimArgs] = store.lockTimeout === null ? [sql.claim, unbounded] : [sql.claimBounded, [...unbounded, store.lockTimeout]];
+  const { scope, claim, claimed: check } = claimRowSteps(store, input);
   const read = invocation(sql.get, scope);
   const prepare = store.prepare && session.prepares;
   for (let attempt = 1; attempt <= store.attempts; attempt++) {
@@ -59,16 +57,14 @@ async function readClaimRowAndBegin(session: PostgresJsSession, store: ScriptedS
     let tracked = new Set<string>();
     const [found, claimed] = await session.pipeline(read, (prepared) => {
       tracked = prepared;
-      preparing = prepare
-        ? [sql.notCompleted, claim, sql.claimed, sql.saveOrFail].filter((text) => !prepared.has(sessionName(text) ?? '')).map(preparation)
-        : [];
-      const ready = prepare ? new Set([...prepared, ...preparing.map((p) => p.name)]) : undefined;
+      const message = preparations([sql.notCompleted, claim.text, check.text, sql.saveOrFail], prepared, prepare);
+      preparing = message.preparing;
       return [
         ...preparing.map((p) => p.text),
         // A replay stops here, two index reads in, before the claim's writes.
-        invocation(sql.notCompleted, scope, ready),
-        invocation(claim, claimArgs, ready),
-        invocation(sql.claimed, [...scope, input.token], ready),
+        invocation(sql.notCompleted, scope, message.ready),
+        invocation(claim.text, claim.args, message.ready),
+        invocation(check.text, check.args, message.ready),
         'BEGIN',
       ].join(';\n');
     });
@@ -132,15 +128,13 @@ async function readClaimAndBegin(session: PostgresJsSession, store: ScriptedStor
     let tracked = new Set<string>();
     const [found, claimed] = await session.pipeline(read, (prepared) => {
       tracked = prepared;
-      preparing = prepare
-        ? [lock.text, unheld.text, sql.insertOrFail].filter((text) => !prepared.has(sessionName(text) ?? '')).map(preparation)
-        : [];
-      const ready = prepare ? new Set([...prepared, ...preparing.map((p) => p.name)]) : undefined;
+      const message = preparations([lock.text, unheld.text, sql.insertOrFail], prepared, prepare);
+      preparing = message.preparing;
       return [
         ...preparing.map((p) => p.text),
         // A replay stops at `unheld`, after an uncontended lock, and answers from the read.
-        invocation(lock.text, lock.args, ready),
-        invocation(unheld.text, unheld.args, ready),
+        invocation(lock.text, lock.args, message.ready),
+        invocation(unheld.text, unheld.args, message.ready),
         'BEGIN',
       ].join(';\n');
     });

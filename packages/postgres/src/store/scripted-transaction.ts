@@ -4,9 +4,8 @@ import type { PostgresTx } from '../driver/postgres-db.js';
 import type { PgSession } from '../driver/sql-driver.js';
 import { resetPrepared } from '../driver/prepared-on.js';
 import { isLockTimeout, isNotPrepared, isPreparedMismatch, isRetryableConflict, sqlState } from '../driver/sql-state.js';
-import { invocation, PREPARED_HERE, preparation } from '../sql/invocation.js';
+import { invocation, PREPARED_HERE, preparations } from '../sql/invocation.js';
 import type { LiteralValue } from '../sql/literal.js';
-import { sessionName } from '../sql/prepared.js';
 import type { StoreStatements } from '../sql/statements.js';
 import { type ClaimRow, claimAnswer, type RecordRow, responseParams, scopeParams, toRecord } from './record.js';
 
@@ -61,17 +60,10 @@ async function rollback(session: PgSession): Promise<void> {
  */
 async function claimRowAndBegin(session: PgSession, store: ScriptedStore, input: ClaimInput): Promise<TransactionClaim> {
   const { sql } = store;
-  const scope = scopeParams(input.scope);
-  const unbounded = [...scope, input.fingerprint, input.token, input.leaseMs, input.retentionMs];
-  const [claim, claimArgs] = store.lockTimeout === null ? [sql.claim, unbounded] : [sql.claimBounded, [...unbounded, store.lockTimeout]];
+  const { scope, claim, claimed: check } = claimRowSteps(store, input);
   for (let attempt = 1; attempt <= store.attempts; attempt++) {
     // Only here, outside any transaction: a PREPARE that fails inside one would abort it.
-    const preparing = store.prepare
-      ? [sql.get, sql.notCompleted, claim, sql.claimed, sql.saveOrFail]
-          .filter((text) => !session.prepared.has(sessionName(text) ?? ''))
-          .map(preparation)
-      : [];
-    const ready = store.prepare ? new Set([...session.prepared, ...preparing.map((p) => p.name)]) : undefined;
+    const { preparing, ready } = preparations([sql.get, sql.notCompleted, claim.text, check.text, sql.saveOrFail], session.prepared, store.prepare);
     // The isolation level goes first: PostgreSQL refuses one once a statement has taken a snapshot.
     const opening = store.isolation ? [store.isolation] : [];
     const lead = opening.length + preparing.length;
@@ -80,8 +72,8 @@ async function claimRowAndBegin(session: PgSession, store: ScriptedStore, input:
       ...preparing.map((p) => p.text),
       invocation(sql.get, scope, ready),
       invocation(sql.notCompleted, scope, ready),
-      invocation(claim, claimArgs, ready),
-      invocation(sql.claimed, [...scope, input.token], ready),
+      invocation(claim.text, claim.args, ready),
+      invocation(check.text, check.args, ready),
       'BEGIN',
     ].join(';\n');
     const { statements, error } = await session.script(text);
@@ -131,6 +123,15 @@ export const claimableBy = (row: RecordRow, input: ClaimInput) =>
 /** Whether a store's transactions may use the one-write claim: only READ COMMITTED reads, after the lock, what the lock waited for. */
 export const oneWriteFor = (store: ScriptedStore) => store.lockClaim === true && (!store.isolation || / READ (UN)?COMMITTED$/.test(store.isolation));
 
+/** The claim row's statements and their arguments, `claim` then its `claimed` check; the claim is bounded by `lockTimeoutMs` when set. */
+export function claimRowSteps(store: ScriptedStore, input: ClaimInput) {
+  const { sql } = store;
+  const scope = scopeParams(input.scope);
+  const unbounded = [...scope, input.fingerprint, input.token, input.leaseMs, input.retentionMs];
+  const claim = store.lockTimeout === null ? { text: sql.claim, args: unbounded } : { text: sql.claimBounded, args: [...unbounded, store.lockTimeout] };
+  return { scope, claim, claimed: { text: sql.claimed, args: [...scope, input.token] } };
+}
+
 /** The one-write claim's statements and their arguments; the lock is bounded by `lockTimeoutMs` when set. */
 export function oneWriteSteps(store: ScriptedStore, input: ClaimInput) {
   const { sql } = store;
@@ -157,10 +158,7 @@ async function claimAndBegin(session: PgSession, store: ScriptedStore, input: Cl
   const { scope, lock, unheld } = oneWriteSteps(store, input);
   for (let attempt = 1; attempt <= store.attempts; attempt++) {
     // Only here, outside any transaction: a PREPARE that fails inside one would abort it.
-    const preparing = store.prepare
-      ? [lock.text, sql.get, unheld.text, sql.insertOrFail].filter((text) => !session.prepared.has(sessionName(text) ?? '')).map(preparation)
-      : [];
-    const ready = store.prepare ? new Set([...session.prepared, ...preparing.map((p) => p.name)]) : undefined;
+    const { preparing, ready } = preparations([lock.text, sql.get, unheld.text, sql.insertOrFail], session.prepared, store.prepare);
     const opening = store.isolation ? [store.isolation] : [];
     const lead = opening.length + preparing.length;
     const text = [
