@@ -26,3 +26,23 @@ export function gate(): { readonly opened: Promise<void>; open(): void } {
   const opened = new Promise<void>((resolve) => (open = resolve));
   return { opened, open };
 }
+
+/**
+ * Polls `measure` until it reports `done`; fails with `what` and the last measure only when its
+ * `progress` has not grown for `stallMs`: a loaded machine may be slow, a stuck pipeline stands still.
+ */
+export async function untilStalled<M extends { readonly done: boolean; readonly progress: number }>(
+  what: string,
+  measure: () => Promise<M>,
+  stallMs: number,
+): Promise<M> {
+  let best = -Infinity;
+  let movedAt = Date.now();
+  for (;;) {
+    const now = await measure();
+    if (now.done) return now;
+    if (now.progress > best) [best, movedAt] = [now.progress, Date.now()];
+    else if (Date.now() - movedAt > stallMs) throw new Error(`no progress for ${stallMs} ms waiting until ${what}: ${JSON.stringify(now)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

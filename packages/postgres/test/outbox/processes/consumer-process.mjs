@@ -30,6 +30,12 @@ await consumerProcess({
       claimIdleMs: config.claimIdleMs ?? 30_000,
       claimIntervalMs: config.claimIntervalMs ?? 5_000,
       handle,
+      // A stalled pipeline must say why in the test's output: every failure, with its retry delay.
+      onEvent: (event) => {
+        if (event.type === 'stream_handler_failed' || event.type === 'consumer_error') {
+          console.error(`[${config.name}] ${event.type} attempt ${event.attempt ?? '-'}, retry in ${event.retryInMs} ms: ${event.error?.message ?? event.error}`);
+        }
+      },
     });
     return { consumers: [consumer], close: async () => redis.disconnect() };
   },
