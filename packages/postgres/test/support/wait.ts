@@ -31,16 +31,16 @@ export function gate(): { readonly opened: Promise<void>; open(): void } {
  * Polls `measure` until it reports `done`; fails with `what` and the last measure only when its
  * `progress` has not grown for `stallMs`: a loaded machine may be slow, a stuck pipeline stands still.
  */
-export async function untilStalled<M extends { readonly done: boolean; readonly progress: number }>(
+export async function untilStalled(
   what: string,
-  measure: () => Promise<M>,
+  measure: () => Promise<{ readonly done: boolean; readonly progress: number }>,
   stallMs: number,
-): Promise<M> {
+): Promise<void> {
   let best = -Infinity;
   let movedAt = Date.now();
   for (;;) {
     const now = await measure();
-    if (now.done) return now;
+    if (now.done) return;
     if (now.progress > best) [best, movedAt] = [now.progress, Date.now()];
     else if (Date.now() - movedAt > stallMs) throw new Error(`no progress for ${stallMs} ms waiting until ${what}: ${JSON.stringify(now)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
