@@ -1,5 +1,6 @@
 import { type ParsedBody, refusedMediaType } from '../contract/parsed-body.js';
 import { bufferBody, handOverJson } from './buffered-request.js';
+import { unreadBody } from './unread-body.js';
 import { searchParamsObject } from '../contract/request-fingerprint.js';
 import { decodeUtf8, mediaType, parseJson } from '../contract/stored-body.js';
 
@@ -13,9 +14,11 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
  */
 export async function readFetchBody(request: Request, handOver = false): Promise<ParsedBody> {
   if (request.body === null) return { kind: 'parsed', value: undefined };
-  if (request.bodyUsed) return { kind: 'malformed', detail: 'The request body was read before the idempotency wrapper could read it.' };
+  // Bytes still held unread are unused by definition: `bodyUsed` is asked only of a body that must be read.
+  const unread = unreadBody(request);
+  if (unread === undefined && request.bodyUsed) return { kind: 'malformed', detail: 'The request body was read before the idempotency wrapper could read it.' };
   const contentType = request.headers.get('content-type') ?? undefined;
-  const parsed = parseBodyBytes(await bufferBody(request), contentType);
+  const parsed = parseBodyBytes(await bufferBody(request, unread), contentType);
   if (handOver && parsed.kind === 'parsed' && JSON_MEDIA_TYPE.test(mediaType(contentType))) handOverJson(request, parsed.value);
   return parsed;
 }

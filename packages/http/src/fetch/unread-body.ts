@@ -3,22 +3,46 @@ const encoder = new TextEncoder();
 /** A body held as a string or bytes, as bytes; a copy, as `arrayBuffer()` gives, so later writes to the handler's buffer stay out of the record. */
 function asBytes(body: unknown): Uint8Array | undefined {
   if (typeof body === 'string') return encoder.encode(body);
-  return body instanceof Uint8Array ? body.slice() : undefined;
+  // Copied by the constructor: a Buffer's slice() is a view of the same memory.
+  return body instanceof Uint8Array ? new Uint8Array(body) : undefined;
 }
 
-/** The own symbol-keyed slot of `response` described `description`, if any. */
-function slot(response: Request | Response, description: string): unknown {
-  for (const symbol of Object.getOwnPropertySymbols(response)) {
-    if (symbol.description === description) return (response as unknown as Record<symbol, unknown>)[symbol];
+/** Node's registered symbol for a stream read from or cancelled: read directly, as `bodyUsed` costs more than the rest of the capture. */
+const DISTURBED = Symbol.for('nodejs.stream.disturbed');
+
+/** The symbol each slot was last found under: a runtime keys every object of a class with the same one. */
+const found = new Map<string, symbol>();
+
+/** The own symbol-keyed slot of `target` described `description`, if any; scanned only when the last symbol found is not there. */
+function slot(target: Request | Response, description: string): unknown {
+  const known = found.get(description);
+  if (known !== undefined && Object.hasOwn(target, known)) return (target as unknown as Record<symbol, unknown>)[known];
+  for (const symbol of Object.getOwnPropertySymbols(target)) {
+    if (symbol.description === description) {
+      found.set(description, symbol);
+      return (target as unknown as Record<symbol, unknown>)[symbol];
+    }
   }
   return undefined;
 }
 
+/** What undici keeps of a Request's or Response's body, next to its stream. */
+type UndiciState = { body?: { source?: unknown; stream?: ReadableStream & { [DISTURBED]?: boolean } } | null };
+
+/** undici's state of `target`, if it is an undici Request or Response (which never holds a lightweight `cache`). */
+function undiciState(target: Request | Response): UndiciState | undefined {
+  const state = slot(target, 'state');
+  return typeof state === 'object' && state !== null ? (state as UndiciState) : undefined;
+}
+
 /** What @hono/node-server's lightweight Response holds until a Web member is read: `[status, body, headers]`. */
-function lightweightCache(response: Response): readonly [number, unknown, unknown] | undefined {
+function cacheOf(response: Request | Response): readonly [number, unknown, unknown] | undefined {
   const cache = slot(response, 'cache');
   return Array.isArray(cache) && cache.length === 3 && typeof cache[0] === 'number' ? (cache as [number, unknown, unknown]) : undefined;
 }
+
+/** {@link cacheOf}, asked only of what is not an undici object (looked up without a scan). */
+const lightweightCache = (response: Response) => (undiciState(response) === undefined ? cacheOf(response) : undefined);
 
 /** @hono/node-server's content type for a body given without headers. */
 const DEFAULT_CONTENT_TYPE = 'text/plain; charset=UTF-8';
@@ -56,16 +80,16 @@ export function unreadHeaders(response: Response): Record<string, string | reado
  * read it the standard way.
  */
 export function unreadBody(response: Request | Response): Uint8Array | undefined {
-  const cache = slot(response, 'cache');
-  if (Array.isArray(cache)) {
-    if (cache.length !== 3 || typeof cache[0] !== 'number') return undefined;
+  const state = undiciState(response);
+  if (state === undefined) {
+    const cache = cacheOf(response);
+    if (cache === undefined) return undefined;
     return cache[1] === null ? new Uint8Array(0) : asBytes(cache[1]);
   }
-  if (response.bodyUsed) return undefined;
-  const state = slot(response, 'state') as { body?: { source?: unknown; stream?: ReadableStream } | null } | undefined;
-  if (typeof state !== 'object' || state === null) return undefined;
   const { body } = state;
   if (body === null || body === undefined) return new Uint8Array(0);
-  if (body.stream?.locked !== false) return undefined;
+  // What `bodyUsed` reports, read from the stream: locked, read from or cancelled means the bytes are not all there to take.
+  const stream = body.stream;
+  if (stream === undefined || stream.locked || stream[DISTURBED] !== false) return undefined;
   return asBytes(body.source);
 }

@@ -87,6 +87,20 @@ describe('unreadBody', () => {
     const locked = new UndiciResponse('x');
     locked.body!.getReader();
     expect(unreadBody(locked)).toBeUndefined();
+    // Cancelled, or read from and released: unlocked, but its bytes are not all there to send.
+    const cancelled = new UndiciResponse('x');
+    await cancelled.body!.cancel();
+    expect([cancelled.body!.locked, unreadBody(cancelled)]).toEqual([false, undefined]);
+    const released = new UndiciResponse('xy');
+    const reader = released.body!.getReader();
+    await reader.read();
+    reader.releaseLock();
+    expect([released.body!.locked, unreadBody(released)]).toEqual([false, undefined]);
+    // A copy, also of the Buffer a lightweight Response holds as given (a Buffer's slice() is a view): later writes stay out.
+    const buffer = Buffer.from('paid');
+    const taken = unreadBody(new Response(buffer))!;
+    buffer.fill(0);
+    expect(new TextDecoder().decode(taken)).toBe('paid');
   });
 
   it('lets withIdempotency send an undici handler response on as it is, and copy it when a header is added to immutable headers', async () => {
