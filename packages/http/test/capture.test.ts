@@ -84,6 +84,42 @@ describe('express capture', () => {
     }
   });
 
+  it('answers the other routes of the app and of a mounted app as before once a capture has held a response, and nests', async () => {
+    const engine = createIdempotency({ store: memoryStore() });
+    const idempotency = (operation: string) => expressIdempotency({ engine, operation, scope: (req) => scope(req.headers.authorization) });
+    let runs = 0;
+    const app = express();
+    const mounted = express();
+    mounted.post('/report', express.json(), idempotency('mounted.v1'), (_req, res) => {
+      runs++;
+      res.status(201).json({ id: `m_${runs}` });
+    });
+    app.use('/mounted', mounted);
+    app.post('/report', express.json(), idempotency('outer.v1'), idempotency('inner.v1'), (_req, res) => {
+      runs++;
+      res.status(201).json({ id: `r_${runs}` });
+    });
+    app.get('/plain', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('pl');
+      res.end('ain');
+    });
+    const server = await listen(app.listen(0, '127.0.0.1'));
+    try {
+      const plain = () => send(server.url, '/plain', { method: 'GET' });
+      expect((await plain()).text).toBe('plain');
+      const [first, replay] = [await postJson(server.url, '/report', {}, 'k1'), await postJson(server.url, '/report', {}, 'k1')];
+      expect([first.status, replay.status, replay.headers['idempotent-replayed'], replay.text]).toEqual([201, 201, 'true', first.text]);
+      expect((await plain()).text).toBe('plain');
+      const [inMounted, again] = [await postJson(server.url, '/mounted/report', {}, 'k1'), await postJson(server.url, '/mounted/report', {}, 'k1')];
+      expect([inMounted.status, again.headers['idempotent-replayed'], again.text]).toEqual([201, 'true', inMounted.text]);
+      expect((await plain()).text).toBe('plain');
+      expect(runs).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a piped stream is buffered whole and stored', async () => {
     const app = express();
     app.post('/report', express.json(), expressIdempotency({ engine: createIdempotency({ store: memoryStore() }), operation: 'report.v1', scope: (req) => scope(req.headers.authorization) }), (_req, res) => {

@@ -1,6 +1,5 @@
 import type { Response } from 'express';
 import { type CapturedResponse, isEventStream, normalizeHeaders } from '../contract/captured-response.js';
-import { prototypesInFront } from '../objects/prototypes-in-front.js';
 
 /** A response whose writes are held back until the contract has recorded the outcome. */
 export interface ResponseCapture {
@@ -18,9 +17,6 @@ type Callback = (error?: Error | null) => void;
 /** The methods a capture takes over. */
 const METHODS = ['writeHead', 'write', 'end', 'flushHeaders'] as const;
 type Patched = Record<(typeof METHODS)[number], unknown>;
-
-const CAPTURE = Symbol('oncely.responseCapture');
-type Captured = Response & { [CAPTURE]: Capture };
 
 function toBytes(chunk: Chunk, encoding: unknown): Uint8Array {
   return typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8') : chunk;
@@ -98,6 +94,9 @@ class Capture implements ResponseCapture {
     return this.res;
   }
 
+  // Headers leave with the buffered body; flushing them early would send a response not yet recorded.
+  flushHeaders(): void {}
+
   sendOriginal(): void {
     const { res } = this;
     const body = (this.body ??= Buffer.concat(this.chunks));
@@ -109,41 +108,65 @@ class Capture implements ResponseCapture {
   }
 }
 
-/** The capturing members, once for every response: each finds its capture through `this`. */
-const MEMBERS: PropertyDescriptorMap = {
-  writeHead: { configurable: true, writable: true, value: function writeHead(this: Captured, ...args: [number, unknown?, unknown?]) {
-    return this[CAPTURE].writeHead(...args);
-  } },
-  write: { configurable: true, writable: true, value: function write(this: Captured, ...args: [Chunk, unknown?, Callback?]) {
-    return this[CAPTURE].write(...args);
-  } },
-  end: { configurable: true, writable: true, value: function end(this: Captured, ...args: [unknown?, unknown?, Callback?]) {
-    return this[CAPTURE].end(...args);
-  } },
-  // Headers leave with the buffered body; flushing them early would send a response not yet recorded.
-  flushHeaders: { configurable: true, writable: true, value: () => undefined },
-};
+/** The capture each held response's writes go to, found by the response: a property or a swapped prototype per response changed its shape, which cost Node's own code on every later access. */
+const captures = new WeakMap<object, Capture>();
 
-/** One capturing prototype per response prototype (Express's `app.response`): its own, with {@link MEMBERS} in front. */
-const capturingPrototype = prototypesInFront(MEMBERS);
+/** Members that hand each call to the response's capture while it has one, and to the next prototype's method (looked up then) otherwise. */
+function forwardingMembers(next: object): PropertyDescriptorMap {
+  const members: PropertyDescriptorMap = {};
+  for (const name of METHODS) {
+    const value = function (this: Response, ...args: unknown[]) {
+      const capture = captures.get(this);
+      if (capture !== undefined) return (capture[name] as (...args: unknown[]) => unknown)(...args);
+      return (next as Record<string, (...args: unknown[]) => unknown>)[name]!.apply(this, args);
+    };
+    members[name] = { configurable: true, writable: true, value };
+  }
+  return members;
+}
+
+/** Response prototypes (Express's `app.response`, one per app) with the forwarding members behind them, and those that cannot take them. */
+const forwarding = new WeakMap<object, boolean>();
+
+/**
+ * Puts the forwarding members once behind `proto`, in front of what it inherits, so every response
+ * of that app can be held without being touched. Not when `proto` has one of the methods as its own
+ * (they would hide the members) or cannot be changed: then each response gets own patches.
+ */
+function forwards(proto: object): boolean {
+  let ready = forwarding.get(proto);
+  if (ready === undefined) {
+    ready = Object.isExtensible(proto) && !METHODS.some((name) => Object.hasOwn(proto, name));
+    if (ready) {
+      const next = Object.getPrototypeOf(proto) as object;
+      Object.setPrototypeOf(proto, Object.create(next, forwardingMembers(next)));
+    }
+    forwarding.set(proto, ready);
+  }
+  return ready;
+}
 
 /**
  * Takes over `writeHead`, `write`, `end` and `flushHeaders` of one response so that everything the
  * handler sends (`res.status().json()`, `res.send`, `res.write` chunks, a piped stream, `res.end`) is
- * buffered with its status and headers, faithfully, instead of reaching the client. The response's
- * prototype is swapped for one with capturing members in front (as Express itself sets it per
- * request): four own closures per request made every response a new shape, costlier than the
- * capture. A response whose methods are already own properties (compression, on-headers) gets
- * own patches over them instead, since those would hide the prototype's.
+ * buffered with its status and headers, faithfully, instead of reaching the client. The response
+ * itself is left as it is: its app's response prototype gets, once, members that hand each call to
+ * the response's capture while it has one (see {@link forwards}); a prototype swapped or a property
+ * added per response made Node's own code slower on every later access to it. A response whose
+ * methods are already own properties (compression, on-headers) gets own patches over them instead,
+ * since those would hide the prototype's.
  */
 export function captureResponse(res: Response): ResponseCapture {
   const capture = new Capture(res);
   const patched = res as unknown as Patched;
-  if (!METHODS.some((name) => Object.hasOwn(res, name))) {
-    const proto = Object.getPrototypeOf(res) as object;
-    (res as Captured)[CAPTURE] = capture;
-    Object.setPrototypeOf(res, capturingPrototype(proto));
-    capture.restore = () => Object.setPrototypeOf(res, proto);
+  if (!METHODS.some((name) => Object.hasOwn(res, name)) && forwards(Object.getPrototypeOf(res) as object)) {
+    // A capture of the same response further out (a second expressIdempotency) holds it again once this one is done.
+    const outer = captures.get(res);
+    captures.set(res, capture);
+    capture.restore = () => {
+      if (outer === undefined) captures.delete(res);
+      else captures.set(res, outer);
+    };
     return capture;
   }
   const originals: Patched = { writeHead: patched.writeHead, write: patched.write, end: patched.end, flushHeaders: patched.flushHeaders };
