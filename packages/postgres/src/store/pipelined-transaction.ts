@@ -5,6 +5,7 @@ import { resetPrepared } from '../driver/prepared-on.js';
 import type { MessageOutcome, PostgresJsSession } from '../driver/sql-connection.js';
 import { isConnectionLost, isLockTimeout, isNotPrepared, isPreparedMismatch, isRetryableConflict } from '../driver/sql-state.js';
 import { invocation, PREPARED_HERE, preparations } from '../sql/invocation.js';
+import type { LiteralValue } from '../sql/literal.js';
 import { type ClaimRow, claimAnswer, type RecordRow, toRecord } from './record.js';
 import {
   claimableBy,
@@ -41,6 +42,13 @@ const claimRowOf = (results: readonly PostgresJsResultLike[]) =>
     | undefined;
 
 /**
+ * The read both claims write ahead of their message: bound, and prepared by postgres.js once per
+ * connection, where the store prepares; else literal text, as a simple message needs no `Describe` first.
+ */
+const recordRead = (store: ScriptedStore, scope: readonly LiteralValue[], prepare: boolean): [string, readonly unknown[]] =>
+  prepare ? [store.sql.get, scope] : [invocation(store.sql.get, scope), []];
+
+/**
  * Reads the record and claims-and-begins in one write: `get` as one message, then
  * `not-completed; claim; claimed-check; BEGIN` as another (a replay stops at the guard) (see `scriptedTransaction` for why the check lets BEGIN
  * run only for a won claim). postgres.js drops the rows of a message that fails, so a claim not won
@@ -50,12 +58,12 @@ const claimRowOf = (results: readonly PostgresJsResultLike[]) =>
 async function readClaimRowAndBegin(session: PostgresJsSession, store: ScriptedStore, input: ClaimInput): Promise<TransactionClaim> {
   const { sql } = store;
   const { scope, claim, claimed: check } = claimRowSteps(store, input);
-  const read = invocation(sql.get, scope);
   const prepare = store.prepare && session.prepares;
+  const [read, readParams] = recordRead(store, scope, prepare);
   for (let attempt = 1; attempt <= store.attempts; attempt++) {
     let preparing: { readonly name: string; readonly text: string }[] = [];
     let tracked = new Set<string>();
-    const [found, claimed] = await session.pipeline(read, (prepared) => {
+    const [found, claimed] = await session.pipeline(read, readParams, (prepared) => {
       tracked = prepared;
       const message = preparations([sql.notCompleted, claim.text, check.text, sql.saveOrFail], prepared, prepare);
       preparing = message.preparing;
@@ -121,12 +129,12 @@ async function readClaimAndBegin(session: PostgresJsSession, store: ScriptedStor
   if (!oneWriteFor(store)) return [await readClaimRowAndBegin(session, store, input), false];
   const { sql } = store;
   const { scope, lock, unheld } = oneWriteSteps(store, input);
-  const read = invocation(sql.get, scope);
   const prepare = store.prepare && session.prepares;
+  const [read, readParams] = recordRead(store, scope, prepare);
   for (let attempt = 1; attempt <= store.attempts; attempt++) {
     let preparing: { readonly name: string; readonly text: string }[] = [];
     let tracked = new Set<string>();
-    const [found, claimed] = await session.pipeline(read, (prepared) => {
+    const [found, claimed] = await session.pipeline(read, readParams, (prepared) => {
       tracked = prepared;
       const message = preparations([lock.text, unheld.text, sql.insertOrFail], prepared, prepare);
       preparing = message.preparing;
