@@ -4,6 +4,8 @@
  *     alternates the bare business transaction, the record floor, oncely default and lockClaim; prints median per-round ratios.
  *   node --cpu-prof --import tsx src/postgres/first-request-ab.ts loop <pg|postgres.js> <bare|floor|oncely|lock> [n]
  *     runs n first requests one after another, for a CPU profile of the client.
+ * With ONCELY_POSTGRES_BASE=<path of another build's dist/index.js>, `ab` also alternates that build's
+ * oncely and lockClaim (`oncely@base`, `lock@base`) in the same rounds, so a change is measured against its base in one run.
  */
 import { createIdempotency } from '@oncely/core';
 import { migrate, type PostgresDb, postgresStore } from '@oncely/postgres';
@@ -42,8 +44,9 @@ await exec(`CREATE TABLE ${PAYMENTS} (id text PRIMARY KEY, idempotency_key text 
 
 const effect = paymentEffect(false);
 const params = (key: string, body: { id: string; amount: number; currency: string }) => [body.id, key, body.amount, body.currency];
-const oncely = (name: string, lockClaim: boolean): Operations => {
-  const engine = createIdempotency({ store: postgresStore({ db, schema: SCHEMA, lockClaim }) });
+const base = process.env.ONCELY_POSTGRES_BASE ? ((await import(process.env.ONCELY_POSTGRES_BASE)) as { postgresStore: typeof postgresStore }) : undefined;
+const oncely = (name: string, lockClaim: boolean, store = postgresStore): Operations => {
+  const engine = createIdempotency({ store: store({ db, schema: SCHEMA, lockClaim }) });
   return firstRequestsOnly(name, 'first only', async (key) => {
     const result = await engine.runInTransaction(paymentAttempt(key), async ({ tx }) => {
       const response = await effect.forKey(key)();
@@ -67,6 +70,7 @@ const contenders: Record<string, Operations> = {
   ),
   oncely: oncely('oncely', false),
   lock: oncely('lock', true),
+  ...(base && { 'oncely@base': oncely('oncely@base', false, base.postgresStore), 'lock@base': oncely('lock@base', true, base.postgresStore) }),
 };
 
 const stamp = Date.now().toString(36);
@@ -83,7 +87,7 @@ if (mode === 'loop') {
 } else {
   const [concurrency = '1', rounds = '7', ms = '1500'] = rest;
   const timing = { concurrency: Number(concurrency), durationMs: Number(ms) };
-  const list = [contenders.bare!, contenders.floor!, contenders.oncely!, contenders.lock!];
+  const list = Object.values(contenders);
   const result = await alternate(
     list.map((ops, i) => firstRequestContender(ops, timing, `${stamp}-${i}`)),
     Number(rounds),
