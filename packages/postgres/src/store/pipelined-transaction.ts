@@ -10,9 +10,7 @@ import { type ClaimRow, claimAnswer, type RecordRow, toRecord } from './record.j
 import {
   claimableBy,
   claimRowSteps,
-  completedRow,
   isClaimNotWon,
-  isCompletedRecord,
   isLostRecord,
   isNotReadCommitted,
   oneWriteFor,
@@ -50,7 +48,7 @@ const recordRead = (store: ScriptedStore, scope: readonly LiteralValue[], prepar
 
 /**
  * Reads the record and claims-and-begins in one write: `get` as one message, then
- * `not-completed; claim; claimed-check; BEGIN` as another (a replay stops at the guard) (see `scriptedTransaction` for why the check lets BEGIN
+ * `claim; claimed-check; BEGIN` as another (see `scriptedTransaction` for why the check lets BEGIN
  * run only for a won claim). postgres.js drops the rows of a message that fails, so a claim not won
  * answers from the read sent just before it; a read that shows nothing the claim could have lost to
  * means the key changed in between, and both go again.
@@ -65,12 +63,10 @@ async function readClaimRowAndBegin(session: PostgresJsSession, store: ScriptedS
     let tracked = new Set<string>();
     const [found, claimed] = await session.pipeline(read, readParams, (prepared) => {
       tracked = prepared;
-      const message = preparations([sql.notCompleted, claim.text, check.text, sql.saveOrFail], prepared, prepare);
+      const message = preparations([claim.text, check.text, sql.saveOrFail], prepared, prepare);
       preparing = message.preparing;
       return [
         ...preparing.map((p) => p.text),
-        // A replay stops here, two index reads in, before the claim's writes.
-        invocation(sql.notCompleted, scope, message.ready),
         invocation(claim.text, claim.args, message.ready),
         invocation(check.text, check.args, message.ready),
         'BEGIN',
@@ -78,7 +74,7 @@ async function readClaimRowAndBegin(session: PostgresJsSession, store: ScriptedS
     });
     const { error } = claimed;
     // The PREPAREs precede the claim: when the claim or its check answered, they ran (PREPARE is not transactional).
-    if (error === undefined || isCompletedRecord(error) || isClaimNotWon(error) || isLockTimeout(error) || isRetryableConflict(error)) {
+    if (error === undefined || isClaimNotWon(error) || isLockTimeout(error) || isRetryableConflict(error)) {
       for (const done of preparing) tracked.add(done.name);
     }
     if (error === undefined) {
@@ -89,13 +85,11 @@ async function readClaimRowAndBegin(session: PostgresJsSession, store: ScriptedS
       }
       return answer;
     }
-    const completed = isCompletedRecord(error);
-    if (completed || isClaimNotWon(error)) {
+    if (isClaimNotWon(error)) {
       if (found.error !== undefined) throw found.error;
       const row = found.results[0]?.[0] as RecordRow | undefined;
-      // The read answers when it shows what stopped the message; a key that changed in between goes again.
-      const shown = completed ? completedRow(row) : row !== undefined && !claimableBy(row, input);
-      if (shown && row !== undefined) return { kind: 'existing', record: toRecord(input.scope, row) };
+      // The read answers when it shows what the claim lost to; a key that changed in between goes again.
+      if (row !== undefined && !claimableBy(row, input)) return { kind: 'existing', record: toRecord(input.scope, row) };
       continue;
     }
     if (isPreparedMismatch(error)) {

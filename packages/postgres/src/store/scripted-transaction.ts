@@ -31,11 +31,7 @@ export interface ScriptedStore {
 export const isLostRecord = (error: unknown) =>
   sqlState(error) === '22P02' && String((error as Error).message).includes('the claimed record changed');
 
-/** The replay guard's sentinel: the key holds a completed record, so the claim did not run (22P02 from a cast that names it). */
-export const isCompletedRecord = (error: unknown) =>
-  sqlState(error) === '22P02' && String((error as Error).message).includes('the key has a completed record');
-
-/** A completed record still live: what `notCompleted` stops at, answered from the `get` before it. */
+/** A completed record still live: what a read-first replay answers with. */
 export const completedRow = (row: RecordRow | undefined): row is RecordRow => row !== undefined && row.state !== 'in_progress';
 
 /** Re-reads what this connection has prepared: what was tracked turned out wrong (42P05, 26000). */
