@@ -160,12 +160,16 @@ async function reserved<T>(sql: PostgresJsLike, prepare: boolean, use: (session:
     },
   }) as unknown as SqlConnection & PostgresJsSqlLike;
 
+  // What a message PREPAREd before its connection was known (it followed the read, unpipelined): tracked on it at the end.
+  let unplaced: Set<string> | undefined;
   const session: PostgresJsSession = {
-    async pipeline(first, next) {
+    async pipeline(first, params, next) {
       let second: Promise<MessageOutcome> | undefined;
       live();
       const firstMessage = settle(
-        untilClosed(reservation.unsafe(first, [], {
+        // With parameters, prepared (postgres.js plans it once per connection); without, one simple-protocol message.
+        untilClosed(reservation.unsafe(first, [...params], {
+          prepare: prepare && params.length > 0,
           onexecute: (connection) => {
             onexecute(connection);
             // Issued before postgres.js flushes `first` (on setImmediate), so both leave in one write; a
@@ -180,7 +184,7 @@ async function reserved<T>(sql: PostgresJsLike, prepare: boolean, use: (session:
       const one = await firstMessage;
       // postgres.js skips onexecute when the socket is backed up: then the second goes on its own.
       second ??= Promise.resolve()
-        .then(() => settle(send(next(connectionOf.current ? preparedOn(connectionOf.current) : new Set()))))
+        .then(() => settle(send(next(connectionOf.current ? preparedOn(connectionOf.current) : (unplaced = new Set())))))
         .catch((error: unknown) => ({ results: [], error }));
       return [one, await second] as const;
     },
@@ -205,6 +209,7 @@ async function reserved<T>(sql: PostgresJsLike, prepare: boolean, use: (session:
     return await use(session);
   } finally {
     open = false;
+    if (unplaced && connectionOf.current && watch.lost === undefined) for (const name of unplaced) preparedOn(connectionOf.current).add(name);
     // A statement can fail on a dying socket before postgres.js has seen it close: a reserve() made
     // in between (the caller's retry) is lost by postgres.js and never resolves, so wait for the close.
     if (watch.lost !== undefined && connectionOf.current?.onclose === onclose) await settled(closing, CLOSE_WAIT_MS);

@@ -17,18 +17,23 @@ export interface ScriptOutcome {
   readonly error?: unknown;
 }
 
-/** Column types oncely's own statements return, decoded from the text format whatever the driver's parsers. */
-const BOOL = 16;
-const INTEGERS = new Set([20, 21, 23]);
-const FLOATS = new Set([700, 701]);
-
-/** A text-format value of type `oid` as oncely reads it: booleans, numbers, else the text itself. */
+/** A text-format value of type `oid` as oncely reads it (bool; int8, int2, int4; float4, float8; else the text), whatever the driver's parsers. */
 export function decodeText(oid: number, text: string | null): unknown {
   if (text === null) return null;
-  if (oid === BOOL) return text === 't';
-  if (INTEGERS.has(oid)) return Number.parseInt(text, 10);
-  if (FLOATS.has(oid)) return Number(text);
-  return text;
+  // A switch, not Set lookups: this runs for every column of every row of the claim's reply.
+  switch (oid) {
+    case 16:
+      return text === 't';
+    case 20:
+    case 21:
+    case 23:
+      return Number.parseInt(text, 10);
+    case 700:
+    case 701:
+      return Number(text);
+    default:
+      return text;
+  }
 }
 
 interface PgField {
@@ -73,14 +78,18 @@ export class PgScript {
 
   handleDataRow(message: { fields: readonly (string | null)[] }): void {
     const row: Record<string, unknown> = {};
-    this.fields.forEach((field, index) => {
+    const { fields } = this;
+    for (let index = 0; index < fields.length; index++) {
+      const field = fields[index]!;
       row[field.name] = decodeText(field.dataTypeID, message.fields[index] ?? null);
-    });
+    }
     this.rows.push(row);
   }
 
   handleCommandComplete(message: { text: string }): void {
-    this.statements.push({ command: message.text.split(' ')[0] ?? '', rows: this.rows });
+    const { text } = message;
+    const space = text.indexOf(' ');
+    this.statements.push({ command: space < 0 ? text : text.slice(0, space), rows: this.rows });
     this.fields = [];
     this.rows = [];
   }

@@ -61,10 +61,11 @@ export interface MessageOutcome {
  */
 export interface PostgresJsSession {
   /**
-   * Sends `first`, then the message `next` writes once the connection is known (from the names
-   * oncely has `PREPARE`d on it), in one write: postgres.js pipelines them. Each settles on its own.
+   * Sends `first` bound to `params` (prepared by postgres.js itself when the instance prepares; none: a simple message), then the
+   * message `next` writes once the connection is known (from the names oncely has `PREPARE`d on it), in
+   * one write: postgres.js pipelines them. Each settles on its own.
    */
-  pipeline(first: string, next: (prepared: Set<string>) => string): Promise<readonly [MessageOutcome, MessageOutcome]>;
+  pipeline(first: string, params: readonly unknown[], next: (prepared: Set<string>) => string): Promise<readonly [MessageOutcome, MessageOutcome]>;
   /** Sends `text` as one message. */
   script(text: string): Promise<MessageOutcome>;
   /** Whether oncely may `PREPARE` its statements on this connection: off when the instance says `prepare: false`. */

@@ -31,7 +31,8 @@ export function preparations(
 ): { readonly preparing: { readonly name: string; readonly text: string }[]; readonly ready: ReadonlySet<string> | undefined } {
   if (!enabled) return { preparing: [], ready: undefined };
   const preparing = texts.filter((text) => !prepared.has(sessionName(text) ?? '')).map(preparation);
-  return { preparing, ready: new Set([...prepared, ...preparing.map((p) => p.name)]) };
+  // Once all are prepared (every request but a connection's first), the tracked set is the answer: no copy.
+  return { preparing, ready: preparing.length === 0 ? prepared : new Set([...prepared, ...preparing.map((p) => p.name)]) };
 }
 
 /** Reads the oncely statements this connection has `PREPARE`d, after it turned out to differ from what was tracked. */

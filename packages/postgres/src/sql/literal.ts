@@ -6,6 +6,10 @@ export class UnrepresentableLiteral extends Error {
   override readonly name = 'UnrepresentableLiteral';
 }
 
+/** The characters an escape string doubles. */
+const QUOTING = /[\\']/;
+const QUOTING_ALL = /[\\']/g;
+
 /**
  * `value` as SQL literal text, read exactly as pg binds a parameter: as text of unknown type, which
  * the parameter's (or the column's) input function converts. Always an escape string (`E'…'`) with
@@ -13,11 +17,12 @@ export class UnrepresentableLiteral extends Error {
  */
 export function literal(value: LiteralValue): string {
   if (value === null) return 'NULL';
-  const text = String(value);
+  const text = typeof value === 'string' ? value : String(value);
   if (text.includes('\u0000')) {
     throw new UnrepresentableLiteral('oncely/postgres: PostgreSQL text cannot hold the character U+0000');
   }
-  return `E'${text.replace(/[\\']/g, (char) => char + char)}'`;
+  // Most values (scope, token, fingerprint, numbers) have nothing to double: skip the replace.
+  return QUOTING.test(text) ? `E'${text.replace(QUOTING_ALL, '$&$&')}'` : `E'${text}'`;
 }
 
 /** True when every value can travel as a {@link literal}. */

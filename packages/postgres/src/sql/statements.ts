@@ -56,13 +56,7 @@ export interface StoreStatements {
    */
   readonly claimed: string;
   /**
-   * Transactional mode, sent after `get` and ahead of the claim in one message: fails (22P02) when
-   * the key holds a completed live record, so a replay stops at two index reads (the record is the
-   * `get`'s row) instead of running the claim's writes and then its check.
-   */
-  readonly notCompleted: string;
-  /**
-   * Transactional mode's one-write claim, sent after `notCompleted` and ahead of `unheld` and BEGIN:
+   * Transactional mode's one-write claim, sent ahead of `get`, `unheld` and BEGIN:
    * the transaction-level advisory lock on a 64-bit hash of the table and scope ($1-$4), so a
    * duplicate waits here until the holder ends. Released at COMMIT, ROLLBACK or backend death.
    */
@@ -182,8 +176,6 @@ SELECT CASE WHEN count(*) = 1 THEN 1 ELSE ('oncely: the claimed record changed i
 FROM saved`,
     claimed: sql`SELECT CASE WHEN count(*) = 1 THEN 1 ELSE ('oncely: the claim was not won: ' || count(*))::int END AS claimed
 FROM ${table} WHERE ${scope} AND state = 'in_progress' AND lease_token = $5`,
-    notCompleted: sql`SELECT CASE WHEN count(*) = 0 THEN 1 ELSE ('oncely: the key has a completed record: ' || count(*))::int END AS open
-FROM ${table} WHERE ${scope} AND state <> 'in_progress' AND expires_at > statement_timestamp()`,
     lock: sql`SELECT pg_advisory_xact_lock(${lockKey}) AS locked`,
     lockBounded: sql`SELECT set_config('lock_timeout', previous, true) AS locked FROM (
   SELECT previous, pg_advisory_xact_lock(${lockKey}) AS held FROM (

@@ -5,13 +5,12 @@ import { resetPrepared } from '../driver/prepared-on.js';
 import type { MessageOutcome, PostgresJsSession } from '../driver/sql-connection.js';
 import { isConnectionLost, isLockTimeout, isNotPrepared, isPreparedMismatch, isRetryableConflict } from '../driver/sql-state.js';
 import { invocation, PREPARED_HERE, preparations } from '../sql/invocation.js';
+import type { LiteralValue } from '../sql/literal.js';
 import { type ClaimRow, claimAnswer, type RecordRow, toRecord } from './record.js';
 import {
   claimableBy,
   claimRowSteps,
-  completedRow,
   isClaimNotWon,
-  isCompletedRecord,
   isLostRecord,
   isNotReadCommitted,
   oneWriteFor,
@@ -41,8 +40,15 @@ const claimRowOf = (results: readonly PostgresJsResultLike[]) =>
     | undefined;
 
 /**
+ * The read both claims write ahead of their message: bound, and prepared by postgres.js once per
+ * connection, where the store prepares; else literal text, as a simple message needs no `Describe` first.
+ */
+const recordRead = (store: ScriptedStore, scope: readonly LiteralValue[], prepare: boolean): [string, readonly unknown[]] =>
+  prepare ? [store.sql.get, scope] : [invocation(store.sql.get, scope), []];
+
+/**
  * Reads the record and claims-and-begins in one write: `get` as one message, then
- * `not-completed; claim; claimed-check; BEGIN` as another (a replay stops at the guard) (see `scriptedTransaction` for why the check lets BEGIN
+ * `claim; claimed-check; BEGIN` as another (see `scriptedTransaction` for why the check lets BEGIN
  * run only for a won claim). postgres.js drops the rows of a message that fails, so a claim not won
  * answers from the read sent just before it; a read that shows nothing the claim could have lost to
  * means the key changed in between, and both go again.
@@ -50,19 +56,17 @@ const claimRowOf = (results: readonly PostgresJsResultLike[]) =>
 async function readClaimRowAndBegin(session: PostgresJsSession, store: ScriptedStore, input: ClaimInput): Promise<TransactionClaim> {
   const { sql } = store;
   const { scope, claim, claimed: check } = claimRowSteps(store, input);
-  const read = invocation(sql.get, scope);
   const prepare = store.prepare && session.prepares;
+  const [read, readParams] = recordRead(store, scope, prepare);
   for (let attempt = 1; attempt <= store.attempts; attempt++) {
     let preparing: { readonly name: string; readonly text: string }[] = [];
     let tracked = new Set<string>();
-    const [found, claimed] = await session.pipeline(read, (prepared) => {
+    const [found, claimed] = await session.pipeline(read, readParams, (prepared) => {
       tracked = prepared;
-      const message = preparations([sql.notCompleted, claim.text, check.text, sql.saveOrFail], prepared, prepare);
+      const message = preparations([claim.text, check.text, sql.saveOrFail], prepared, prepare);
       preparing = message.preparing;
       return [
         ...preparing.map((p) => p.text),
-        // A replay stops here, two index reads in, before the claim's writes.
-        invocation(sql.notCompleted, scope, message.ready),
         invocation(claim.text, claim.args, message.ready),
         invocation(check.text, check.args, message.ready),
         'BEGIN',
@@ -70,7 +74,7 @@ async function readClaimRowAndBegin(session: PostgresJsSession, store: ScriptedS
     });
     const { error } = claimed;
     // The PREPAREs precede the claim: when the claim or its check answered, they ran (PREPARE is not transactional).
-    if (error === undefined || isCompletedRecord(error) || isClaimNotWon(error) || isLockTimeout(error) || isRetryableConflict(error)) {
+    if (error === undefined || isClaimNotWon(error) || isLockTimeout(error) || isRetryableConflict(error)) {
       for (const done of preparing) tracked.add(done.name);
     }
     if (error === undefined) {
@@ -81,13 +85,11 @@ async function readClaimRowAndBegin(session: PostgresJsSession, store: ScriptedS
       }
       return answer;
     }
-    const completed = isCompletedRecord(error);
-    if (completed || isClaimNotWon(error)) {
+    if (isClaimNotWon(error)) {
       if (found.error !== undefined) throw found.error;
       const row = found.results[0]?.[0] as RecordRow | undefined;
-      // The read answers when it shows what stopped the message; a key that changed in between goes again.
-      const shown = completed ? completedRow(row) : row !== undefined && !claimableBy(row, input);
-      if (shown && row !== undefined) return { kind: 'existing', record: toRecord(input.scope, row) };
+      // The read answers when it shows what the claim lost to; a key that changed in between goes again.
+      if (row !== undefined && !claimableBy(row, input)) return { kind: 'existing', record: toRecord(input.scope, row) };
       continue;
     }
     if (isPreparedMismatch(error)) {
@@ -121,12 +123,12 @@ async function readClaimAndBegin(session: PostgresJsSession, store: ScriptedStor
   if (!oneWriteFor(store)) return [await readClaimRowAndBegin(session, store, input), false];
   const { sql } = store;
   const { scope, lock, unheld } = oneWriteSteps(store, input);
-  const read = invocation(sql.get, scope);
   const prepare = store.prepare && session.prepares;
+  const [read, readParams] = recordRead(store, scope, prepare);
   for (let attempt = 1; attempt <= store.attempts; attempt++) {
     let preparing: { readonly name: string; readonly text: string }[] = [];
     let tracked = new Set<string>();
-    const [found, claimed] = await session.pipeline(read, (prepared) => {
+    const [found, claimed] = await session.pipeline(read, readParams, (prepared) => {
       tracked = prepared;
       const message = preparations([lock.text, unheld.text, sql.insertOrFail], prepared, prepare);
       preparing = message.preparing;

@@ -31,11 +31,7 @@ export interface ScriptedStore {
 export const isLostRecord = (error: unknown) =>
   sqlState(error) === '22P02' && String((error as Error).message).includes('the claimed record changed');
 
-/** The replay guard's sentinel: the key holds a completed record, so the claim did not run (22P02 from a cast that names it). */
-export const isCompletedRecord = (error: unknown) =>
-  sqlState(error) === '22P02' && String((error as Error).message).includes('the key has a completed record');
-
-/** A completed record still live: what `notCompleted` stops at, answered from the `get` before it. */
+/** A completed record still live: what a read-first replay answers with. */
 export const completedRow = (row: RecordRow | undefined): row is RecordRow => row !== undefined && row.state !== 'in_progress';
 
 /** Re-reads what this connection has prepared: what was tracked turned out wrong (42P05, 26000). */
@@ -52,26 +48,26 @@ async function rollback(session: PgSession): Promise<void> {
 }
 
 /**
- * Claims and opens the transaction in ONE message, `get; not-completed; claim; claimed-check; BEGIN`:
- * statements before a BEGIN in one simple-protocol message run in an implicit transaction block that
- * BEGIN turns into the transaction, so a won claim is its first write. A replay stops at the
- * not-completed guard and answers from the `get`'s row; any other claim not won fails the check:
- * the block rolls back (the claim wrote nothing), BEGIN never runs, and the claim's rows answer.
+ * Claims and opens the transaction in ONE message, `claim; claimed-check; BEGIN`: statements before
+ * a BEGIN in one simple-protocol message run in an implicit transaction block that BEGIN turns into
+ * the transaction, so a won claim is its first write. A claim not won (a replay, a mismatch, a held
+ * key) fails the check: the block rolls back (the claim wrote nothing: a live record is neither
+ * updated nor inserted over), BEGIN never runs, and the claim's row answers. No read ahead of the
+ * claim: pg keeps the rows of the statements before a failure, and while replays dominate the store
+ * reads first anyway, so a first request runs three statements, not five.
  */
 async function claimRowAndBegin(session: PgSession, store: ScriptedStore, input: ClaimInput): Promise<TransactionClaim> {
   const { sql } = store;
-  const { scope, claim, claimed: check } = claimRowSteps(store, input);
+  const { claim, claimed: check } = claimRowSteps(store, input);
   for (let attempt = 1; attempt <= store.attempts; attempt++) {
     // Only here, outside any transaction: a PREPARE that fails inside one would abort it.
-    const { preparing, ready } = preparations([sql.get, sql.notCompleted, claim.text, check.text, sql.saveOrFail], session.prepared, store.prepare);
+    const { preparing, ready } = preparations([claim.text, check.text, sql.saveOrFail], session.prepared, store.prepare);
     // The isolation level goes first: PostgreSQL refuses one once a statement has taken a snapshot.
     const opening = store.isolation ? [store.isolation] : [];
     const lead = opening.length + preparing.length;
     const text = [
       ...opening,
       ...preparing.map((p) => p.text),
-      invocation(sql.get, scope, ready),
-      invocation(sql.notCompleted, scope, ready),
       invocation(claim.text, claim.args, ready),
       invocation(check.text, check.args, ready),
       'BEGIN',
@@ -79,13 +75,7 @@ async function claimRowAndBegin(session: PgSession, store: ScriptedStore, input:
     const { statements, error } = await session.script(text);
     // PREPARE is not transactional: those that ran stand even though the message failed later.
     for (const done of preparing.slice(0, Math.max(0, statements.length - opening.length))) session.prepared.add(done.name);
-    const found = statements[lead]?.rows[0] as RecordRow | undefined;
-    if (isCompletedRecord(error) && statements.length === lead + 1) {
-      if (completedRow(found)) return { kind: 'existing', record: toRecord(input.scope, found) };
-      // The record completed between the read and the guard: read again.
-      continue;
-    }
-    const claimed = statements[lead + 2];
+    const claimed = statements[lead];
     if (claimed === undefined) {
       if (isPreparedMismatch(error)) {
         await resync(session);

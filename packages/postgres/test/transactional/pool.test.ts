@@ -168,16 +168,21 @@ describe('pg.Pool: statements added to the business transaction', () => {
     const engine = createIdempotency({ store: postgresStore({ db: counted, schema }) });
     const request = { tenant: 'acme', operation: 'charges.create.v1', key: uniqueKey('count'), request: { account, amount: 10 } };
     await engine.runInTransaction(request, chargeHandler(schema, account, 10));
-    // read + guard + claim + check + BEGIN, the handler's INSERT and UPDATE, save + COMMIT: the bare transaction's 4 messages, on one connection.
+    // claim + check + BEGIN, the handler's INSERT and UPDATE, save + COMMIT: the bare transaction's 4 messages, on one connection.
     const [opening, ...rest] = messages(counted.sent);
-    expect(opening).toMatch(/^(PREPARE\+){5}(EXECUTE\+){4}BEGIN$/);
+    expect(opening).toMatch(/^(PREPARE\+){3}(EXECUTE\+){2}BEGIN$/);
     expect(rest).toEqual(['INSERT', 'UPDATE', 'EXECUTE+COMMIT']);
     expect(new Set(counted.sent.map((sent) => sent.connection)).size).toBe(1);
     counted.sent.length = 0;
+    const table = postgresStore({ db: pool, schema }).table;
+    const version = `SELECT xmin::text || ctid::text AS v FROM ${table} WHERE idempotency_key = $1`;
+    const before = (await pool.query<{ v: string }>(version, [request.key])).rows[0]?.v;
     const replay = await engine.runInTransaction(request, chargeHandler(schema, account, 10));
     expect(replay.kind).toBe('replayed');
-    // One message; it stopped at the completed-record guard, before the claim, so BEGIN never ran and nothing is left to roll back.
-    expect(messages(counted.sent)).toEqual(['EXECUTE+EXECUTE+EXECUTE+EXECUTE+BEGIN']);
+    // One message; the claim answered the record and its check failed, so BEGIN never ran and nothing is left to roll back.
+    expect(messages(counted.sent)).toEqual(['EXECUTE+EXECUTE+BEGIN']);
+    // The claim wrote nothing over the completed record: the row version is the one the first request committed.
+    expect((await pool.query<{ v: string }>(version, [request.key])).rows[0]?.v).toBe(before);
     expect((await ledger(pool, schema, account)).charges).toBe(1);
     expect((await rawRecord(pool, postgresStore({ db: pool, schema }).table, { ...request, principal: '' }))?.state).toBe('succeeded');
   });
@@ -200,11 +205,11 @@ describe('pg.Pool: while replays dominate', () => {
     const fresh = () => ({ ...request, key: uniqueKey('fresh') });
     counted.sent.length = 0;
     expect((await engine.runInTransaction(fresh(), chargeHandler(schema, account, 10))).kind).toBe('executed');
-    expect(messages(counted.sent)).toEqual(['SELECT', 'EXECUTE+EXECUTE+EXECUTE+EXECUTE+BEGIN', 'INSERT', 'UPDATE', 'EXECUTE+COMMIT']);
+    expect(messages(counted.sent)).toEqual(['SELECT', 'EXECUTE+EXECUTE+BEGIN', 'INSERT', 'UPDATE', 'EXECUTE+COMMIT']);
     for (let i = 0; i < 16; i++) await engine.runInTransaction(fresh(), chargeHandler(schema, account, 10));
     counted.sent.length = 0;
     expect((await engine.runInTransaction(fresh(), chargeHandler(schema, account, 10))).kind).toBe('executed');
-    expect(messages(counted.sent)).toEqual(['EXECUTE+EXECUTE+EXECUTE+EXECUTE+BEGIN', 'INSERT', 'UPDATE', 'EXECUTE+COMMIT']);
+    expect(messages(counted.sent)).toEqual(['EXECUTE+EXECUTE+BEGIN', 'INSERT', 'UPDATE', 'EXECUTE+COMMIT']);
     expect((await ledger(pool, schema, account)).charges).toBe(19);
   });
 

@@ -99,7 +99,7 @@ describe('postgres.js: prepared statements', () => {
     const account = uniqueKey('acct');
     await openAccount(observer, schema, account, 100);
     const names = async (sql: postgres.Sql) => (await sql<{ name: string }[]>`SELECT name FROM pg_prepared_statements`).map((row) => row.name);
-    for (const [prepare, expected] of [[false, 0], [true, 4]] as const) {
+    for (const [prepare, expected] of [[false, 0], [true, 3]] as const) {
       // One connection, so the statements seen are the ones oncely's transactions left on it.
       const sql = sqlFor({ max: 1, prepare });
       const engine = createIdempotency({ store: postgresStore({ db: sql, schema }) });
