@@ -111,47 +111,53 @@ class Capture implements ResponseCapture {
 /** The capture each held response's writes go to, found by the response: a property or a swapped prototype per response changed its shape, which cost Node's own code on every later access. */
 const captures = new WeakMap<object, Capture>();
 
-/** Members that hand each call to the response's capture while it has one, and to the next prototype's method (looked up then) otherwise. */
-function forwardingMembers(next: object): PropertyDescriptorMap {
-  const members: PropertyDescriptorMap = {};
+/**
+ * Members for `proto` that hand each call to the response's capture while it has one, and otherwise
+ * to what `proto` inherits, looked up at the call (light-my-request re-parents Express's response
+ * prototype on every inject).
+ */
+function forwardingMembers(proto: object): Patched {
+  const members = {} as Record<(typeof METHODS)[number], (this: Response, ...args: unknown[]) => unknown>;
   for (const name of METHODS) {
-    const value = function (this: Response, ...args: unknown[]) {
+    members[name] = function (this: Response, ...args: unknown[]) {
       const capture = captures.get(this);
       if (capture !== undefined) return (capture[name] as (...args: unknown[]) => unknown)(...args);
-      return (next as Record<string, (...args: unknown[]) => unknown>)[name]!.apply(this, args);
+      return (Object.getPrototypeOf(proto) as Record<string, (...args: unknown[]) => unknown>)[name]!.apply(this, args);
     };
-    members[name] = { configurable: true, writable: true, value };
   }
   return members;
 }
 
-/** Response prototypes (Express's `app.response`, one per app) with the forwarding members behind them, and those that cannot take them. */
-const forwarding = new WeakMap<object, boolean>();
+/** The forwarding members each response prototype (Express's `app.response`, one per app) was given, or null where it could not take them. */
+const forwarding = new WeakMap<object, Patched | null>();
 
 /**
- * Puts the forwarding members once behind `proto`, in front of what it inherits, so every response
- * of that app can be held without being touched. Not when `proto` has one of the methods as its own
- * (they would hide the members) or cannot be changed: then each response gets own patches.
+ * Gives `proto` the forwarding members as its own, once, so every response of that app can be held
+ * without being touched; the prototype chain stays as it was. Not when `proto` has one of the
+ * methods already or cannot be changed (null): then each response gets own patches.
  */
-function forwards(proto: object): boolean {
-  let ready = forwarding.get(proto);
-  if (ready === undefined) {
-    ready = Object.isExtensible(proto) && !METHODS.some((name) => Object.hasOwn(proto, name));
-    if (ready) {
-      const next = Object.getPrototypeOf(proto) as object;
-      Object.setPrototypeOf(proto, Object.create(next, forwardingMembers(next)));
+function forwardersOf(proto: object): Patched | null {
+  let members = forwarding.get(proto);
+  if (members === undefined) {
+    members = Object.isExtensible(proto) && !METHODS.some((name) => Object.hasOwn(proto, name)) ? forwardingMembers(proto) : null;
+    if (members) {
+      for (const name of METHODS) Object.defineProperty(proto, name, { configurable: true, writable: true, value: members[name] });
     }
-    forwarding.set(proto, ready);
+    forwarding.set(proto, members);
   }
-  return ready;
+  return members;
 }
+
+/** Whether every method `res` answers with is the forwarding one: nothing own on `res`, nothing put over them since. */
+const forwardedBy = (res: Response, members: Patched | null) =>
+  members !== null && METHODS.every((name) => (res as unknown as Patched)[name] === members[name]);
 
 /**
  * Takes over `writeHead`, `write`, `end` and `flushHeaders` of one response so that everything the
  * handler sends (`res.status().json()`, `res.send`, `res.write` chunks, a piped stream, `res.end`) is
  * buffered with its status and headers, faithfully, instead of reaching the client. The response
  * itself is left as it is: its app's response prototype gets, once, members that hand each call to
- * the response's capture while it has one (see {@link forwards}); a prototype swapped or a property
+ * the response's capture while it has one (see {@link forwardersOf}); a prototype swapped or a property
  * added per response made Node's own code slower on every later access to it. A response whose
  * methods are already own properties (compression, on-headers) gets own patches over them instead,
  * since those would hide the prototype's.
@@ -159,7 +165,7 @@ function forwards(proto: object): boolean {
 export function captureResponse(res: Response): ResponseCapture {
   const capture = new Capture(res);
   const patched = res as unknown as Patched;
-  if (!METHODS.some((name) => Object.hasOwn(res, name)) && forwards(Object.getPrototypeOf(res) as object)) {
+  if (forwardedBy(res, forwardersOf(Object.getPrototypeOf(res) as object))) {
     // A capture of the same response further out (a second expressIdempotency) holds it again once this one is done.
     const outer = captures.get(res);
     captures.set(res, capture);
