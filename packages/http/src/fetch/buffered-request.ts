@@ -100,8 +100,12 @@ const bufferedPrototype = prototypesInFront(MEMBERS);
  * A body built from a string or bytes and not read yet is taken from where the runtime keeps it
  * ({@link unreadBody}) instead of being read through its stream.
  */
-export async function bufferBody(request: Request, unread = unreadBody(request)): Promise<Uint8Array> {
-  const bytes = unread ?? new Uint8Array(await request.arrayBuffer());
+export async function bufferBody(request: Request): Promise<Uint8Array> {
+  return holdBody(request, unreadBody(request) ?? new Uint8Array(await request.arrayBuffer()));
+}
+
+/** {@link bufferBody} for bytes already taken: the request serves `bytes` from now on. */
+export function holdBody(request: Request, bytes: Uint8Array): Uint8Array {
   const held: Held = { bytes, contentType: request.headers.get('content-type') ?? '', used: false, stream: undefined, parsed: NOT_PARSED };
   (request as Buffered)[HELD] = held;
   Object.setPrototypeOf(request, bufferedPrototype(Object.getPrototypeOf(request) as object));

@@ -1,5 +1,5 @@
 import { type ParsedBody, refusedMediaType } from '../contract/parsed-body.js';
-import { bufferBody, handOverJson } from './buffered-request.js';
+import { handOverJson, holdBody } from './buffered-request.js';
 import { unreadBody } from './unread-body.js';
 import { searchParamsObject } from '../contract/request-fingerprint.js';
 import { decodeUtf8, mediaType, parseJson } from '../contract/stored-body.js';
@@ -7,7 +7,7 @@ import { decodeUtf8, mediaType, parseJson } from '../contract/stored-body.js';
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 
 /**
- * Reads a fetch request's body and hands it back to the same request (see {@link bufferBody}): JSON
+ * Reads a fetch request's body and hands it back to the same request (see {@link holdBody}): JSON
  * as a value, form data as an object, text as a string, anything else as bytes. Unreadable JSON is
  * `malformed`. With `handOver`, the handler's first `json()` gets the very value parsed here
  * (see {@link handOverJson}) instead of a second parse of the same bytes.
@@ -18,7 +18,7 @@ export async function readFetchBody(request: Request, handOver = false): Promise
   const unread = unreadBody(request);
   if (unread === undefined && request.bodyUsed) return { kind: 'malformed', detail: 'The request body was read before the idempotency wrapper could read it.' };
   const contentType = request.headers.get('content-type') ?? undefined;
-  const parsed = parseBodyBytes(await bufferBody(request, unread), contentType);
+  const parsed = parseBodyBytes(holdBody(request, unread ?? new Uint8Array(await request.arrayBuffer())), contentType);
   if (handOver && parsed.kind === 'parsed' && JSON_MEDIA_TYPE.test(mediaType(contentType))) handOverJson(request, parsed.value);
   return parsed;
 }
