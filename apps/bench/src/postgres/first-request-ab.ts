@@ -32,6 +32,8 @@ const [mode = 'ab', driver = 'pg', ...rest] = process.argv.slice(2);
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 const pool = driver === 'pg' ? new pg.Pool({ connectionString: url, max: 16 }) : undefined;
+// An idle client's error (a server restart) is reported, not thrown out of the process.
+pool?.on('error', (error) => console.error('first-request-ab: idle pool client', error.message));
 const sql = driver === 'pg' ? undefined : postgres(url, { max: 16, onnotice: () => undefined });
 const db = (pool ?? sql) as PostgresDb;
 const exec = (text: string) => (pool ? pool.query(text) : sql!.unsafe(text));
