@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 import { viteMigrations } from './build/sql-migrations.js';
 
 /**
- * Files that run alone, after the rest: a private cluster on 55432-55439 (a restart frees its port for a
+ * Files that run alone, after the rest: a private cluster on 31432-31439 (a restart frees its port for a
  * moment), storms of kills and crowds of processes, and the store suite's 400 ms leases on PGlite, which
  * shares the CPU with its test (a neighbour file stalled it past a lease margin at load 13).
  */

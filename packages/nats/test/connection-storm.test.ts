@@ -16,8 +16,6 @@ import { createPipeline, type Pipeline } from './support/pipeline.js';
  * end: the relay and the consumers keep draining through it.
  */
 
-const SERVER_PORT = 24_222;
-const PROXY_PORT = 24_223;
 const BUCKETS = 8;
 
 describe('connection storm: NATS sockets reset under the client and PostgreSQL backends terminated, in process', () => {
@@ -30,8 +28,8 @@ describe('connection storm: NATS sockets reset under the client and PostgreSQL b
   let direct: NatsConnection;
   let p: Pipeline;
   beforeAll(async () => {
-    server = await privateNatsServer(SERVER_PORT);
-    proxy = await socketProxy(PROXY_PORT, { host: '127.0.0.1', port: SERVER_PORT });
+    server = await privateNatsServer();
+    proxy = await socketProxy(0, { host: '127.0.0.1', port: server.port });
     direct = await connectNats(server.url);
     p = await createPipeline(admin, direct, server.url, 'connstorm', BUCKETS);
   });

@@ -6,7 +6,6 @@ import { createPipeline, type Pipeline } from './support/pipeline.js';
 import { assertBuilt, startProcess } from './support/processes.js';
 
 const BUCKETS = 16;
-const PORT = 55301;
 
 describe(`storm: 3 relays and 2 consumers over ${STORM.events} events of ${STORM.aggregates} aggregates, random SIGKILLs, the broker SIGKILLed and restarted`, () => {
   const pool = createPool();
@@ -17,7 +16,7 @@ describe(`storm: 3 relays and 2 consumers over ${STORM.events} events of ${STORM
 
   beforeAll(async () => {
     assertBuilt();
-    server = await privateNatsServer(PORT);
+    server = await privateNatsServer();
     nc = await connectNats(server.url);
     p = await createPipeline(pool, nc, server.url, 'storm', BUCKETS);
   });

@@ -6,7 +6,6 @@ import { assertBuilt, startProcess } from './support/processes.js';
 import { connectRabbit, privateRabbitNode } from './support/rabbit-server.js';
 
 const BUCKETS = 16;
-const PORT = 55370;
 
 describe(`storm: 3 relays and 2 consumers over ${STORM.events} events of ${STORM.aggregates} aggregates, random SIGKILLs, the broker stopped and restarted`, () => {
   const pool = createPool();
@@ -17,7 +16,7 @@ describe(`storm: 3 relays and 2 consumers over ${STORM.events} events of ${STORM
 
   beforeAll(async () => {
     assertBuilt();
-    server = await privateRabbitNode(PORT);
+    server = await privateRabbitNode();
     connection = await connectRabbit(server.url);
     p = await createPipeline(pool, connection, server.url, 'storm', BUCKETS);
     await connection.close();

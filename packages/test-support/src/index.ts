@@ -6,6 +6,7 @@ export { type AppliedRow, createPool, DATABASE_URL, exactlyOnceInOrder, outboxTa
 export { frontendMessageCounter, type PgRoundTripProxy, type PgTraffic, startPgRoundTripProxy } from './pg-round-trip-proxy.js';
 export { type PointMessage, type Process, type ProcessControlOptions, type ProcessScript, processControl, startProcess } from './process-control.js';
 export { processStorm, type ProcessStormOptions, type ProcessStormResult, STORM } from './process-storm.js';
+export { canListen, listenablePort, PRIVATE_PORTS } from './ports.js';
 export { reachable, reachableAs } from './reachable.js';
 export { socketProxy } from './socket-proxy.js';
 export { type ConsumerTx, type InboxLike, insertApplied, relayOnce, testRelay } from './test-relay.js';

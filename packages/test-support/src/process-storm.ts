@@ -46,9 +46,9 @@ export interface ProcessStormResult {
 }
 
 /**
- * Relays and consumers in their own processes, SIGKILLed at random (up to 12 times, while less
- * than 90% is applied) and the broker restarted once, until every event is applied and the
- * outbox is empty.
+ * Relays and consumers in their own processes, SIGKILLed at random (up to 12 times, 700 ms apart,
+ * while less than 90% is applied) and the broker restarted once, when a third is applied, until
+ * every event is applied and the outbox is empty.
  */
 export async function processStorm(options: ProcessStormOptions): Promise<ProcessStormResult> {
   const { events: total, aggregates, budgetMs } = STORM;
@@ -59,26 +59,30 @@ export async function processStorm(options: ProcessStormOptions): Promise<Proces
   live.push(...roles.map((role) => role()));
 
   let kills = 0;
+  let lastKill = 0;
   let brokerRestarts = 0;
   let enqueued = half;
   const started = Date.now();
   while (Date.now() - started < budgetMs) {
     const applied = (await pipeline.applied()).length;
     if (applied >= total) break;
-    if (enqueued < total) {
+    // The second half waits for the restart, so the restart finds events in flight however fast the first half went.
+    if (brokerRestarts === 1 && enqueued < total) {
       await pipeline.enqueue(events.slice(enqueued, Math.min(enqueued + 500, total)));
       enqueued = Math.min(enqueued + 500, total);
     }
     if (brokerRestarts === 0 && applied >= total / 3) {
       await options.restartBroker();
       brokerRestarts += 1;
-    } else if (kills < 12 && applied < total * 0.9) {
+    } else if (kills < 12 && applied < total * 0.9 && Date.now() - lastKill >= 700) {
       const victim = Math.floor(Math.random() * live.length);
       await live[victim]!.kill();
       live[victim] = roles[victim]!();
       kills += 1;
+      lastKill = Date.now();
     }
-    await sleep(700);
+    // Polled often until the restart, so it comes near a third rather than up to 700 ms of progress later.
+    await sleep(brokerRestarts === 0 ? 50 : 700);
   }
   await until('every event applied', async () => (await pipeline.applied()).length >= total && (await pipeline.unpublished()) === 0, budgetMs);
   const elapsedMs = Date.now() - started;

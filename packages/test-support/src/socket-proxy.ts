@@ -1,7 +1,7 @@
-import { createServer, Socket } from 'node:net';
+import { type AddressInfo, createServer, Socket } from 'node:net';
 
 /**
- * A TCP proxy on 127.0.0.1:`port` in front of `target`: real sockets a test can cut under a client
+ * A TCP proxy on 127.0.0.1:`port` (0: any free port) in front of `target`: real sockets a test can cut under a client
  * (`cut()` resets every connection through it, as a dead network or a killed peer would).
  */
 export async function socketProxy(port: number, target: { host: string; port: number }) {
@@ -28,8 +28,9 @@ export async function socketProxy(port: number, target: { host: string; port: nu
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve());
   });
+  const bound = (server.address() as AddressInfo).port;
   return {
-    url: (scheme: string) => `${scheme}://127.0.0.1:${port}`,
+    url: (scheme: string) => `${scheme}://127.0.0.1:${bound}`,
     /** Resets every connection through the proxy (an RST to the client); resolves how many. */
     cut(): number {
       const cut = pairs.size;

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createIdempotency } from '@oncely/core';
 import { withIdempotency } from '@oncely/http';
 import { migrate, type PostgresTx, postgresStore } from '@oncely/postgres';
+import { listenablePort, PRIVATE_PORTS } from '@oncely/test-support';
 import pg from 'pg';
 import type { BenchOptions } from '../cli/options.js';
 import { formatRatio, markdownTable } from '../harness/markdown.js';
@@ -12,7 +13,6 @@ import { startBenchPostgres } from '../servers/private-postgres.js';
 
 /** The pool every service in this suite runs on: what the recovery figures depend on. */
 export const RECOVERY_POOL = { max: 8, connectionTimeoutMillis: 2_000, idleTimeoutMillis: 10_000 } as const;
-const PORT = 55_290;
 const STORM_MS = 2_000;
 const KILL_EVERY_MS = 30;
 
@@ -162,7 +162,8 @@ async function measure(url: string, pool: pg.Pool, admin: pg.Pool, fault: Fault,
  * on a plain pool, in alternating rounds on a private PostgreSQL.
  */
 export async function runRecoverySuite(options: BenchOptions, report: Report): Promise<void> {
-  const server = await startBenchPostgres(PORT);
+  const port = await listenablePort(PRIVATE_PORTS.bench, 10);
+  const server = await startBenchPostgres(port);
   const admin = new pg.Pool({ connectionString: server.url, max: 1 });
   admin.on('error', () => undefined);
   const faults: Fault[] = ['storm', 'restart-fast', 'restart-immediate'];
@@ -216,7 +217,7 @@ export async function runRecoverySuite(options: BenchOptions, report: Report): P
     [
       markdownTable(['fault', 'service', 'ms to the first 2xx after it (median)', '÷ plain pool', 'non-2xx answers per run (median)', '5xx other than 503, all runs'], rows),
       '',
-      `A private PostgreSQL (port ${PORT}); a client sends \`POST /payments\` with a fresh key every 10 ms, one at a time. \`storm\`:`,
+      `A private PostgreSQL (port ${port}); a client sends \`POST /payments\` with a fresh key every 10 ms, one at a time. \`storm\`:`,
       `\`pg_terminate_backend\` on the pool's backends every ${KILL_EVERY_MS} ms for ${STORM_MS / 1000} s, timed from the last kill; \`restart-fast\` /`,
       '`restart-immediate`: `pg_ctl restart -m fast|immediate -w`, timed from when it returned (the server accepts connections).',
       `Pool: \`max: ${RECOVERY_POOL.max}, connectionTimeoutMillis: ${RECOVERY_POOL.connectionTimeoutMillis}, idleTimeoutMillis: ${RECOVERY_POOL.idleTimeoutMillis}\`, plus \`pool.on('error')\`; pg-pool drops a`,

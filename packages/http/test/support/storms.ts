@@ -10,12 +10,12 @@ import { expect } from 'vitest';
 import { type Binding, type RouteSpec, withServer } from './bindings.js';
 import { DATABASE_URL } from './databases.js';
 import { postJson, type Received } from './send.js';
-import { IOREDIS_UNHEARD, unheardErrors } from '@oncely/test-support';
+import { IOREDIS_UNHEARD, listenablePort, PRIVATE_PORTS, unheardErrors } from '@oncely/test-support';
 
 /**
  * The machinery every storm test shares: process-wide error counting, killers for connections the
  * test owns (PostgreSQL backends by `application_name`, Redis clients by `CLIENT SETNAME`), private
- * servers to restart or SIGKILL (ports 55200–55299), clients that send each key several times at
+ * servers to restart or SIGKILL (ports 31200–31299), clients that send each key several times at
  * once and retry 409/503 with the same key, and the verdict read from the database.
  */
 
@@ -126,27 +126,14 @@ export function killRedisClients(port: number, clientName: string, everyMs: numb
   });
 }
 
-/** Storm servers live on 55200–55299: PostgreSQL from the bottom, redis-server from 55250. */
-let nextPostgresPort = 55200 + (process.pid % 25) * 2;
-let nextRedisPort = 55250 + (process.pid % 25) * 2;
-
-const portIsFree = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const probe = createConnection({ port, host: '127.0.0.1' });
-    probe.once('connect', () => {
-      probe.destroy();
-      resolve(false);
-    });
-    probe.once('error', () => resolve(true));
-  });
-
-async function freePort(take: () => number): Promise<number> {
-  for (let tries = 0; tries < 50; tries++) {
-    const port = take();
-    if (await portIsFree(port)) return port;
-  }
-  throw new Error('no free port for a private storm server');
-}
+/**
+ * Storm servers live on 31200–31299: PostgreSQL on the first 50, redis-server on the rest. Each
+ * process starts its search at its own offset, so two files starting servers at once rarely race for one port.
+ */
+const stormPort = async (first: number) => {
+  const offset = (process.pid % 25) * 2;
+  return listenablePort(first + offset, 50 - offset).catch(() => listenablePort(first, offset));
+};
 
 /** A PostgreSQL cluster of the test's own (initdb in a temp dir), so it may be restarted mid-storm. */
 export interface PrivatePostgres {
@@ -158,7 +145,7 @@ export interface PrivatePostgres {
 
 export async function privatePostgres(): Promise<PrivatePostgres> {
   const bin = (await run('pg_config', ['--bindir'])).stdout.trim();
-  const port = await freePort(() => (nextPostgresPort = nextPostgresPort >= 55249 ? 55200 : nextPostgresPort + 1));
+  const port = await stormPort(PRIVATE_PORTS.httpStorms);
   const dir = mkdtempSync(join(tmpdir(), 'oncely-storm-pg-'));
   // PostgreSQL refuses to run as root: as root, its tools run as the `postgres` user.
   const root = process.getuid?.() === 0;
@@ -195,7 +182,7 @@ export interface PrivateRedis {
 }
 
 export async function privateRedis(): Promise<PrivateRedis> {
-  const port = await freePort(() => (nextRedisPort = nextRedisPort >= 55299 ? 55250 : nextRedisPort + 1));
+  const port = await stormPort(PRIVATE_PORTS.httpStorms + 50);
   const dir = mkdtempSync(join(tmpdir(), 'oncely-storm-redis-'));
   let child: ChildProcess | undefined;
   const exited = (process: ChildProcess) =>

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
-import { reachable, reachableAs } from '@oncely/test-support';
+import { listenablePort, PRIVATE_PORTS, reachable, reachableAs } from '@oncely/test-support';
 
 /** The shared NATS server (JetStream on): never restarted; tests use streams of their own. */
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -23,10 +23,12 @@ export const uniqueName = (label: string) => `oncely_${label}_${Date.now().toStr
 export const connectNats = (url = NATS_URL) => connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 100, timeout: 2_000 });
 
 /**
- * A private nats-server with JetStream on a port of this package's range (55300–55349), storing in a
- * temporary folder that outlives restarts: for tests that SIGKILL or restart the broker.
+ * A private nats-server with JetStream on the first listenable port of this package's range
+ * (31300–31349), storing in a temporary folder that outlives restarts:
+ * for tests that SIGKILL or restart the broker.
  */
-export async function privateNatsServer(port: number) {
+export async function privateNatsServer() {
+  const port = await listenablePort(PRIVATE_PORTS.nats, 50);
   const storeDir = mkdtempSync(join(tmpdir(), 'oncely-nats-'));
   let child: ChildProcess | undefined;
   const url = `nats://127.0.0.1:${port}`;
@@ -45,6 +47,7 @@ export async function privateNatsServer(port: number) {
   await start();
   return {
     url,
+    port,
     /** SIGKILL, then start again on the same store: what survives is what JetStream had synced. */
     async restart() {
       await kill();

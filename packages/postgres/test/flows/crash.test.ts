@@ -10,8 +10,6 @@ import { assertBuilt } from '../failure/child.js';
 import { DATABASE_URL, migratedSchema } from '../support/database.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/payment-flow.mjs', import.meta.url));
-/** This suite's port of the private range 55600-55699: the fake provider. */
-const PROVIDER_PORT = 55601;
 const LEASE_MS = 1_500;
 /** Every point where a process dies: before the flow's first phase, inside and after each phase. */
 const POINTS = ['claimed', 'inside-order', 'after-order', 'inside-charge', 'after-charge', 'inside-receipt', 'after-receipt'] as const;
@@ -34,7 +32,7 @@ beforeAll(async () => {
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ chargeId: provider.charges.get(key) }));
     });
   });
-  await new Promise<void>((resolve) => provider.server!.listen(PROVIDER_PORT, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => provider.server!.listen(0, '127.0.0.1', resolve));
 });
 afterAll(() => new Promise<void>((resolve) => (provider.server ? provider.server.close(() => resolve()) : resolve())));
 

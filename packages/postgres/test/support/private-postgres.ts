@@ -1,15 +1,14 @@
 import { execFile } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { listenablePort, PRIVATE_PORTS } from '@oncely/test-support';
 
 const run = promisify(execFile);
 
 /** Ports reserved for this package's private servers; `ONCELY_PRIVATE_PG_PORT=28000` moves the eight elsewhere. */
-const FIRST_PORT = Number(process.env.ONCELY_PRIVATE_PG_PORT ?? 55432);
-const PORTS = Array.from({ length: 8 }, (_, i) => FIRST_PORT + i);
+const FIRST_PORT = Number(process.env.ONCELY_PRIVATE_PG_PORT ?? PRIVATE_PORTS.postgres);
 
 /** A PostgreSQL cluster of our own under /tmp, so a test may crash and restart it. */
 export interface PrivatePostgres {
@@ -21,23 +20,14 @@ export interface PrivatePostgres {
   dispose(): Promise<void>;
 }
 
-const isFree = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const probe = createServer();
-    probe.once('error', () => resolve(false));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-  });
-
 /**
- * initdb, then starts a server on the first free port of 55432-55439 (or of the eight from `ONCELY_PRIVATE_PG_PORT`). The server binaries come
+ * initdb, then starts a server on the first listenable port of 31432-31439 (or of the eight from `ONCELY_PRIVATE_PG_PORT`). The server binaries come
  * from `pg_config --bindir` (Debian's postgresql package); as root they run as the `postgres` user,
  * since PostgreSQL refuses to run as root.
  */
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const bin = (await run('pg_config', ['--bindir'])).stdout.trim();
-  let port: number | undefined;
-  for (const candidate of PORTS) if (port === undefined && (await isFree(candidate))) port = candidate;
-  if (port === undefined) throw new Error(`no free port in ${PORTS[0]}-${PORTS.at(-1)} for a private PostgreSQL`);
+  const port = await listenablePort(FIRST_PORT, 8);
   const root = process.getuid?.() === 0;
   const dir = mkdtempSync(join(tmpdir(), 'oncely-pg-'));
   if (root) {

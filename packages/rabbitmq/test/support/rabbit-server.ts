@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { reachable, reachableAs } from '@oncely/test-support';
+import { listenablePort, PRIVATE_PORTS, reachable, reachableAs, sleep } from '@oncely/test-support';
 import amqp from 'amqplib';
 
 /** The shared RabbitMQ: never restarted; tests declare and delete queues of their own. */
@@ -66,10 +66,12 @@ const run = (command: string, args: readonly string[], env: NodeJS.ProcessEnv = 
   });
 
 /**
- * A private RabbitMQ node on a port of this package's range (55360–55399) with its own name, data
- * folder and config (the machine's config binds the shared port), for tests that restart the broker.
+ * A private RabbitMQ node with its own name, data folder and config (the machine's config binds the
+ * shared port), for tests that restart the broker: on the first two listenable ports (AMQP, then
+ * Erlang distribution) of this package's range, 31360–31399.
  */
-export async function privateRabbitNode(port: number) {
+export async function privateRabbitNode() {
+  const port = await listenablePort(PRIVATE_PORTS.rabbitmq, 40, 2);
   const dir = mkdtempSync(join(tmpdir(), 'oncely-rabbit-'));
   mkdirSync(join(dir, 'mnesia'));
   mkdirSync(join(dir, 'log'));
@@ -92,7 +94,7 @@ export async function privateRabbitNode(port: number) {
   // A run aborted mid-test can leave this node up (its app stopped by restart()): a second one of that name would not start.
   await ctl('stop').catch(() => undefined);
   await run('rabbitmq-server', ['-detached'], env);
-  await reachableAs(url, true, 120_000);
+  await upOrCrashed(url, join(dir, 'log', 'erl_crash.dump'), 120_000);
   return {
     url,
     /** Stops the broker application (every connection drops) and starts it again on the same data. */
@@ -106,4 +108,18 @@ export async function privateRabbitNode(port: number) {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Waits for the node to listen; a node that died at boot says why (its crash dump's slogan) instead of being waited out. */
+async function upOrCrashed(url: string, crashDump: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await reachable(url))) {
+    if (existsSync(crashDump)) {
+      await sleep(200); // the dump is written in one go; its slogan comes first
+      const slogan = /^Slogan: (.*)$/m.exec(readFileSync(crashDump, 'utf8'))?.[1];
+      throw new Error(`the private RabbitMQ node for ${url} died at boot: ${slogan ?? 'see ' + crashDump}`);
+    }
+    if (Date.now() > deadline) throw new Error(`${url} still down after ${timeoutMs} ms`);
+    await sleep(50);
+  }
 }

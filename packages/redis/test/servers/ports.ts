@@ -1,22 +1,15 @@
-import { createServer } from 'node:net';
+import { canListen } from '@oncely/test-support';
 
 /** This package's private port range for extra redis-server processes (the shared one is 6379). */
 const FIRST = 7000;
 const LAST = 7099;
 const taken = new Set<number>();
 
-const canBind = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-
 /** A port of the private range that is free, and whose cluster bus port (+10000) is free too. */
 export async function freePort(): Promise<number> {
   for (let port = FIRST; port <= LAST; port++) {
     if (taken.has(port)) continue;
-    if ((await canBind(port)) && (await canBind(port + 10_000))) {
+    if ((await canListen(port)) && (await canListen(port + 10_000))) {
       taken.add(port);
       return port;
     }
