@@ -19,6 +19,8 @@ export default defineConfig({
   clean: false,
   sourcemap: true,
   target: 'es2022',
+  // Not a declared peer (see the README's ORM bridges), so tsup would bundle it: the user's own copy must be the one loaded.
+  external: ['drizzle-orm'],
   // The shipped .sql files are embedded, so migrate() needs no file system (PGlite runs in browsers too).
   esbuildPlugins: [esbuildMigrations(fileURLToPath(new URL('./sql', import.meta.url)))],
 });
