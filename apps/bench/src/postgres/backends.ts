@@ -18,6 +18,12 @@ export interface Backend {
   readonly timed: DatabaseHandles;
   readonly counted: DatabaseHandles;
   readonly counter: TrafficCounter;
+  /**
+   * Puts a fresh driver instance, every connection open, behind the timed handles (the contenders and
+   * their engines stay), for a driver whose instance slows down with use (postgres.js 3.4, see
+   * {@link postgresJsBackend}); undefined where the handles stay as fast as they started.
+   */
+  readonly renew?: () => Promise<void>;
   /** Concurrency levels worth timing: PGlite is one embedded connection. */
   readonly concurrencies: readonly number[];
   /** Empties the bench tables between workloads, so every workload starts from the same size. */
@@ -72,16 +78,41 @@ const postgresJsQueryable = (sql: postgres.Sql): Queryable => ({
   query: async (text, params) => ({ rows: await sql.unsafe(text, (params ?? []) as postgres.ParameterOrJSON<never>[], { prepare: true }) }),
 });
 
-/** The shared PostgreSQL server through postgres.js: an instance for timing, a second behind the counting proxy. */
+/** A postgres.js `sql` that forwards calls, tagged templates and member reads to whichever instance `target()` returns. */
+function forwardingSql(target: () => postgres.Sql): postgres.Sql {
+  return new Proxy((() => undefined) as unknown as postgres.Sql, {
+    apply: (_, self, args) => Reflect.apply(target() as unknown as (...args: unknown[]) => unknown, self, args),
+    get: (_, property) => Reflect.get(target(), property),
+    has: (_, property) => Reflect.has(target(), property),
+  });
+}
+
+/** postgres.js without its notices on stdout. */
+const QUIET = { onnotice: () => undefined };
+
+/** A postgres.js instance of `max` connections, each one opened before it is returned (postgres.js connects on first use). */
+async function openPostgresJs(databaseUrl: string, max: number): Promise<postgres.Sql> {
+  const sql = postgres(databaseUrl, { max, ...QUIET });
+  // As many statements at once as connections: each one that finds none idle opens one.
+  await Promise.all(Array.from({ length: max }, () => sql.unsafe('SELECT pg_sleep(0.005)')));
+  return sql;
+}
+
+/**
+ * The shared PostgreSQL server through postgres.js: an instance for timing, a second behind the
+ * counting proxy. The timed handles get a fresh instance before every run: a postgres.js 3.4
+ * instance slows down for as long as more queries are in flight than it has connections (its
+ * connection queues keep a hole per query; see the README).
+ */
 export async function postgresJsBackend(databaseUrl: string, poolSize: number): Promise<Backend> {
-  const quiet = { onnotice: () => undefined };
-  const sql = postgres(databaseUrl, { max: poolSize, ...quiet });
+  let current = postgres(databaseUrl, { max: poolSize, ...QUIET });
+  const sql = forwardingSql(() => current);
   let proxy: PgRoundTripProxy | undefined;
   let counted: postgres.Sql | undefined;
   try {
     await resetSchema(sql, (statement) => sql.unsafe(statement));
     proxy = await startPgRoundTripProxy(databaseUrl);
-    counted = postgres(proxy.url, { max: 2, ...quiet });
+    counted = postgres(proxy.url, { max: 2, ...QUIET });
   } catch (error) {
     await counted?.end();
     await proxy?.close();
@@ -98,6 +129,11 @@ export async function postgresJsBackend(databaseUrl: string, poolSize: number): 
     counted: { db: countedSql, raw: postgresJsQueryable(countedSql), transaction: postgresJsTransaction(countedSql) },
     counter: () => counting.traffic(),
     concurrencies: [1, 32],
+    async renew() {
+      const spent = current;
+      current = await openPostgresJs(databaseUrl, poolSize);
+      await spent.end();
+    },
     truncate: async () => {
       await sql.unsafe(TRUNCATE);
     },

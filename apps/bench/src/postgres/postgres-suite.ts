@@ -1,11 +1,11 @@
 import type { BenchOptions } from '../cli/options.js';
-import { type AlternatingResult, alternate, medianRatio } from '../harness/alternating.js';
+import { type AlternatingResult, alternate, type Contender, medianRatio } from '../harness/alternating.js';
 import { formatRatio, markdownTable } from '../harness/markdown.js';
 import { runRace } from '../harness/race.js';
 import { type RaceRow, raceTable } from '../harness/race-table.js';
 import type { Report } from '../harness/report.js';
 import { throughputTable } from '../harness/throughput-table.js';
-import { firstRequestContender, replayContender, seedKeys } from '../harness/workload-runs.js';
+import { firstRequestContender, replayContender, seedKeys, type TimingOptions } from '../harness/workload-runs.js';
 import type { Operations } from '../subjects/operations.js';
 import { paymentEffect } from '../subjects/payment-effect.js';
 import { type Backend, pgBackend, pgliteBackend, postgresJsBackend } from './backends.js';
@@ -14,6 +14,8 @@ import { postgresContenders } from './contenders.js';
 import { countRoundTrips, type PerOperation } from './count-round-trips.js';
 
 const POOL_SIZE = 16;
+/** The untimed run on a renewed driver instance before each timed one (see {@link renewing}). */
+const WARM_MS = 300;
 
 /**
  * oncely on PostgreSQL (shared server, own database; through pg and postgres.js) and PGlite: lease mode against the raw driver
@@ -51,6 +53,7 @@ async function benchBackend(backend: Backend, options: BenchOptions, report: Rep
   const results = new Map<string, AlternatingResult>();
   for (const concurrency of backend.concurrencies) {
     const timing = { concurrency, durationMs: options.durationMs };
+    const warmTiming = { concurrency, durationMs: Math.min(WARM_MS, options.durationMs) };
     const workloads: [string, Operations[], 'first' | 'replay'][] = [
       ['lease mode, first requests', [timed.rawLease, timed.oncelyLease], 'first'],
       ['transactional mode, first requests', [timed.businessOnly, timed.recordFloor, timed.rawTransactional, timed.oncelyTransactional, timed.oncelyLockClaim], 'first'],
@@ -60,11 +63,10 @@ async function benchBackend(backend: Backend, options: BenchOptions, report: Rep
       const contenders = [];
       for (const [index, ops] of list.entries()) {
         const keyPrefix = `${prefix}-c${concurrency}-${kind}-${index}`;
-        contenders.push(
-          kind === 'first'
-            ? firstRequestContender(ops, timing, keyPrefix)
-            : replayContender(ops, timing, await seedKeys(ops, keyPrefix, options.replayKeys)),
-        );
+        const keys = kind === 'replay' ? await seedKeys(ops, keyPrefix, options.replayKeys) : [];
+        const contender = (runTiming: TimingOptions, runPrefix: string) =>
+          kind === 'first' ? firstRequestContender(ops, runTiming, runPrefix) : replayContender(ops, runTiming, keys);
+        contenders.push(renewing(backend, contender(timing, keyPrefix), contender(warmTiming, `${keyPrefix}-warm`)));
       }
       const result = await alternate(contenders, options.rounds);
       results.set(`${title}, c=${concurrency}`, result);
@@ -102,6 +104,23 @@ async function benchBackend(backend: Backend, options: BenchOptions, report: Rep
     ].join('\n'),
   );
   report.section(`${label}: headline ratios`, headline(results, timed));
+}
+
+/**
+ * `contender`, each run of it on a fresh driver instance where the backend renews one, after an
+ * untimed run of `warm` on it: every connection of the new instance prepares its statements first.
+ */
+function renewing(backend: Backend, contender: Contender, warm: Contender): Contender {
+  const { renew } = backend;
+  if (renew === undefined) return contender;
+  return {
+    name: contender.name,
+    async run() {
+      await renew();
+      await warm.run();
+      return contender.run();
+    },
+  };
 }
 
 function roundTripTable(counts: Map<string, { first: PerOperation; replay?: PerOperation }>, countedBy: string): string {
