@@ -1,12 +1,15 @@
 import type { ResponseHeaders } from './http-reply.js';
 import { mediaType } from './stored-body.js';
 
+/** A response body: its bytes, or the string a framework holds, which goes out as its UTF-8 encoding. */
+export type ResponseBody = Uint8Array | string;
+
 /**
  * A handler's response as a binding captured it: complete (every byte buffered), or streaming, which
  * the contract refuses because an unbounded stream can be neither stored nor replayed.
  */
 export type CapturedResponse =
-  | { readonly kind: 'complete'; readonly status: number; readonly headers: ResponseHeaders; readonly body: Uint8Array }
+  | { readonly kind: 'complete'; readonly status: number; readonly headers: ResponseHeaders; readonly body: ResponseBody }
   | { readonly kind: 'streaming'; readonly status: number; readonly headers: ResponseHeaders };
 
 /** One value of a header, whatever shape the framework reports it in. */
@@ -24,9 +27,12 @@ export function isEventStream(contentType: unknown): boolean {
 /** Framework header maps (numbers, arrays, undefined) as strings and arrays, names lowercased. */
 export function normalizeHeaders(headers: Readonly<Record<string, unknown>>): ResponseHeaders {
   const out: Record<string, string | readonly string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
+  // for...in, not Object.entries: no array of pairs per response.
+  for (const name in headers) {
+    if (!Object.hasOwn(headers, name)) continue;
+    const value = headers[name];
     if (value === undefined || value === null) continue;
-    out[name.toLowerCase()] = Array.isArray(value) ? value.map(String) : String(value);
+    out[name.toLowerCase()] = typeof value === 'string' ? value : Array.isArray(value) ? value.map(String) : String(value);
   }
   return out;
 }

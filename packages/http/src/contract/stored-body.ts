@@ -1,4 +1,5 @@
 import { withJsonText } from '@oncely/core/adapter';
+import type { ResponseBody } from './captured-response.js';
 import { isStringifyForm } from './stringify-form.js';
 
 /**
@@ -20,6 +21,12 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 /** Media types whose bytes are text: stored as a string when they are valid UTF-8. */
 const TEXT_MEDIA_TYPE = /^(?:text\/[\w.+-]+|application\/(?:[\w.+-]+\+)?xml|application\/(?:javascript|x-www-form-urlencoded))$/;
 
+/** A UTF-16 surrogate that is not part of a pair (the `u` flag keeps pairs whole). */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/** A string body as the text its UTF-8 bytes decode to: a lone surrogate goes out as U+FFFD. */
+const sentText = (text: string): string => (LONE_SURROGATE.test(text) ? strictUtf8.decode(encoder.encode(text)) : text);
+
 /** Media types by Content-Type value: a server sees a handful of them, read several times per request. */
 const mediaTypes = new Map<string, string>();
 const MAX_MEDIA_TYPES = 256;
@@ -37,13 +44,16 @@ export function mediaType(contentType: string | undefined): string {
   return type;
 }
 
-/** Encodes a body for storage; an empty body has no stored form. */
-export function encodeBody(bytes: Uint8Array, contentType: string | undefined): StoredBody | undefined {
-  if (bytes.length === 0) return undefined;
+/**
+ * Encodes a body for storage; an empty body has no stored form. A string body is taken as text
+ * without a trip through bytes, its lone surrogates made U+FFFD as UTF-8 encoding sends them.
+ */
+export function encodeBody(body: ResponseBody, contentType: string | undefined): StoredBody | undefined {
+  if (body.length === 0) return undefined;
   const type = mediaType(contentType);
   const isJson = JSON_MEDIA_TYPE.test(type);
   if (isJson || TEXT_MEDIA_TYPE.test(type)) {
-    const text = decodeUtf8(bytes);
+    const text = typeof body === 'string' ? sentText(body) : decodeUtf8(body);
     if (text !== undefined) {
       if (isJson) {
         if (isStringifyForm(text)) return new TextJsonBody(text);
@@ -57,7 +67,7 @@ export function encodeBody(bytes: Uint8Array, contentType: string | undefined): 
       return { encoding: 'text', text };
     }
   }
-  return { encoding: 'base64', base64: toBase64(bytes) };
+  return { encoding: 'base64', base64: toBase64(typeof body === 'string' ? encoder.encode(body) : body) };
 }
 
 /** True when `value` is a {@link StoredBody} (and nothing more). */

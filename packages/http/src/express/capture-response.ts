@@ -22,6 +22,9 @@ function toBytes(chunk: Chunk, encoding: unknown): Uint8Array {
   return typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8') : chunk;
 }
 
+/** An encoding argument under which Node writes a string as UTF-8. */
+const isUtf8 = (encoding: unknown) => typeof encoding !== 'string' || encoding === 'utf8' || encoding === 'utf-8';
+
 /** Copies headers given to `writeHead` (an object, or a flat `[name, value, ...]` list) onto the response. */
 function applyHeaders(res: Response, headers: unknown): void {
   if (Array.isArray(headers)) {
@@ -31,6 +34,10 @@ function applyHeaders(res: Response, headers: unknown): void {
   }
 }
 
+/** The body the chunks make: one chunk is used as it is, as Node's own `end` sends the buffer it is given. */
+const joined = (chunks: readonly Uint8Array[]): Buffer =>
+  chunks.length === 1 && Buffer.isBuffer(chunks[0]) ? chunks[0] : Buffer.concat(chunks);
+
 const streaming = (res: Response) => isEventStream(res.getHeader('content-type'));
 
 /** One response's capture: what the handler wrote, and how to undo the takeover. */
@@ -39,8 +46,8 @@ class Capture implements ResponseCapture {
   readonly chunks: Uint8Array[] = [];
   readonly callbacks: Callback[] = [];
   settled = false;
-  // Joined once, when the handler ends: the same bytes are stored and sent.
-  body: Buffer | undefined;
+  // Joined once, when the handler ends: the same bytes are stored and sent; a body that is one UTF-8 string (`res.json`, `res.send`) stays that string.
+  body: Buffer | string | undefined;
   resolve!: (captured: CapturedResponse) => void;
   restore: () => void = () => undefined;
 
@@ -60,7 +67,7 @@ class Capture implements ResponseCapture {
     const headers = normalizeHeaders(res.getHeaders());
     if (kind === 'streaming') this.resolve({ kind, status, headers });
     else {
-      this.body = Buffer.concat(this.chunks);
+      this.body ??= joined(this.chunks);
       this.resolve({ kind, status, headers, body: this.body });
     }
   }
@@ -87,8 +94,10 @@ class Capture implements ResponseCapture {
   end(chunk?: unknown, encoding?: unknown, callback?: Callback): Response {
     const finish = (typeof chunk === 'function' ? chunk : typeof encoding === 'function' ? encoding : callback) as Callback | undefined;
     if (finish) this.callbacks.push(finish);
-    if (typeof chunk === 'string' || chunk instanceof Uint8Array) {
-      if (!this.settled) this.chunks.push(toBytes(chunk, encoding));
+    if (!this.settled && (typeof chunk === 'string' || chunk instanceof Uint8Array)) {
+      // One UTF-8 string is the whole body (`res.json`, `res.send`): held as it is, never turned into bytes and back.
+      if (typeof chunk === 'string' && this.chunks.length === 0 && isUtf8(encoding)) this.body = chunk;
+      else this.chunks.push(toBytes(chunk, encoding));
     }
     this.settle(streaming(this.res) ? 'streaming' : 'complete');
     return this.res;
@@ -99,8 +108,10 @@ class Capture implements ResponseCapture {
 
   sendOriginal(): void {
     const { res } = this;
-    const body = (this.body ??= Buffer.concat(this.chunks));
-    if (!res.hasHeader('content-length') && !res.hasHeader('transfer-encoding')) res.setHeader('content-length', body.length);
+    const body = (this.body ??= joined(this.chunks));
+    if (!res.hasHeader('content-length') && !res.hasHeader('transfer-encoding')) {
+      res.setHeader('content-length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+    }
     const { callbacks } = this;
     res.end(body, callbacks.length === 0 ? undefined : () => {
       for (const callback of callbacks) callback();

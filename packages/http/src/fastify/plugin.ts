@@ -125,6 +125,9 @@ const onSend: onSendAsyncHookHandler<unknown> = async (request, reply, payload) 
   if (isEventStream(reply.getHeader('content-type'))) {
     (payload as { destroy?: () => void } | null)?.destroy?.();
     deliver({ kind: 'streaming', status, headers });
+  } else if (typeof payload === 'string') {
+    // Serialized JSON, usually: stored as the text it is, never turned into bytes and back.
+    deliver({ kind: 'complete', status, headers, body: payload });
   } else {
     const bytes = payloadBytes(payload);
     body = bytes instanceof Promise ? await bytes : bytes;

@@ -1,5 +1,5 @@
-import { type CapturedResponse, headerValue, isEventStream } from '../contract/captured-response.js';
-import { unreadBody, unreadHeaders } from './unread-body.js';
+import { type CapturedResponse, headerValue, isEventStream, type ResponseBody } from '../contract/captured-response.js';
+import { unreadContent, unreadHeaders } from './unread-body.js';
 import { bytesResponse, headersRecord } from './to-response.js';
 
 /** A fetch handler's response, read whole: what the contract stores, and the response to send on. */
@@ -11,13 +11,13 @@ export interface FetchCapture {
 
 /**
  * Reads a handler's Response once; a `text/event-stream` body is cancelled and reported as streaming.
- * A body still held as a string or bytes (undici, `@hono/node-server`) is taken from there unread ({@link unreadBody}).
+ * A body still held as a string or bytes (undici, `@hono/node-server`) is taken from there unread ({@link unreadContent}).
  */
 export async function captureFetchResponse(response: Response): Promise<FetchCapture> {
   // Headers still held as a record are read from there, so the handler's response is left as it was.
   const held = unreadHeaders(response);
   if (held !== undefined && !isEventStream(headerValue(held, 'content-type'))) {
-    const unread = unreadBody(response);
+    const unread = unreadContent(response);
     if (unread !== undefined) {
       return {
         captured: { kind: 'complete', status: response.status, headers: held, body: unread },
@@ -30,7 +30,7 @@ export async function captureFetchResponse(response: Response): Promise<FetchCap
     await response.body?.cancel();
     return { captured: { kind: 'streaming', status: response.status, headers }, original: () => response };
   }
-  const unread = unreadBody(response);
+  const unread = unreadContent(response);
   if (unread !== undefined) {
     // Never consumed, so the handler's own Response goes on; headers are added to a copy (its own may be immutable).
     return {
@@ -51,7 +51,7 @@ function isEmpty(record: Readonly<Record<string, string>>): boolean {
 }
 
 /** The handler's response over `body`, with `extra` headers added. */
-function rebuilt(response: Response, body: Uint8Array, extra: Readonly<Record<string, string>>): Response {
+function rebuilt(response: Response, body: ResponseBody, extra: Readonly<Record<string, string>>): Response {
   if (isEmpty(extra)) return bytesResponse(response.status, response.headers, body, response.statusText);
   // A copy: @hono/node-server's Response keeps the Headers it is given, and a redirect's are immutable.
   const headers = new Headers(response.headers);

@@ -1,8 +1,10 @@
+import type { ResponseBody } from '../contract/captured-response.js';
+
 const encoder = new TextEncoder();
 
-/** A body held as a string or bytes, as bytes; a copy, as `arrayBuffer()` gives, so later writes to the handler's buffer stay out of the record. */
-function asBytes(body: unknown): Uint8Array | undefined {
-  if (typeof body === 'string') return encoder.encode(body);
+/** A body held as a string or bytes: the string as it is, bytes copied, as `arrayBuffer()` gives, so later writes to the handler's buffer stay out of the record. */
+function asContent(body: unknown): ResponseBody | undefined {
+  if (typeof body === 'string') return body;
   // Copied by the constructor: a Buffer's slice() is a view of the same memory.
   return body instanceof Uint8Array ? new Uint8Array(body) : undefined;
 }
@@ -71,7 +73,7 @@ export function unreadHeaders(response: Response): Record<string, string | reado
 }
 
 /**
- * The bytes of a Response that was built from a string or bytes and not read yet, taken from where
+ * The body of a Response that was built from a string or bytes and not read yet, taken from where
  * the runtime keeps them, so the Response stays unread and can go to the client as it is:
  * `@hono/node-server`'s lightweight Response keeps `[status, body, headers]` under a symbol
  * described `cache` until a Web member is read (reading `arrayBuffer()` would turn it into an undici
@@ -79,17 +81,23 @@ export function unreadHeaders(response: Response): Record<string, string | reado
  * Response's. Anything else (a stream, a Blob, a body already read, another runtime) is `undefined`:
  * read it the standard way.
  */
-export function unreadBody(response: Request | Response): Uint8Array | undefined {
+export function unreadContent(response: Request | Response): ResponseBody | undefined {
   const state = undiciState(response);
   if (state === undefined) {
     const cache = cacheOf(response);
     if (cache === undefined) return undefined;
-    return cache[1] === null ? new Uint8Array(0) : asBytes(cache[1]);
+    return cache[1] === null ? new Uint8Array(0) : asContent(cache[1]);
   }
   const { body } = state;
   if (body === null || body === undefined) return new Uint8Array(0);
   // What `bodyUsed` reports, read from the stream: locked, read from or cancelled means the bytes are not all there to take.
   const stream = body.stream;
   if (stream === undefined || stream.locked || stream[DISTURBED] !== false) return undefined;
-  return asBytes(body.source);
+  return asContent(body.source);
+}
+
+/** {@link unreadContent} as bytes (a request's body is parsed from its bytes). */
+export function unreadBody(request: Request | Response): Uint8Array | undefined {
+  const content = unreadContent(request);
+  return typeof content === 'string' ? encoder.encode(content) : content;
 }

@@ -32,6 +32,19 @@ describe('stored bodies', () => {
     );
   });
 
+  it('a string body is stored as its UTF-8 bytes are, and replays as those bytes (lone surrogates as U+FFFD)', () => {
+    const strings = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 60 }), fc.string({ unit: 'binary', maxLength: 60 }), fc.jsonValue().map((value) => JSON.stringify(value)));
+    fc.assert(
+      fc.property(strings, contentTypes, (text, type) => {
+        const bytes = new TextEncoder().encode(text);
+        const stored = encodeBody(text, type);
+        expect(stored).toEqual(encodeBody(bytes, type));
+        if (stored !== undefined) expect(Buffer.from(decodeBody(throughStore(stored))).equals(Buffer.from(bytes))).toBe(true);
+      }),
+    );
+    expect(encodeBody('a\ud800b', 'text/plain')).toEqual({ encoding: 'text', text: 'a\ufffdb' });
+  });
+
   it('JSON text from JSON.stringify is stored as a JSON value; any other JSON text as text, byte for byte', () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
