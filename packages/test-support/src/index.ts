@@ -7,7 +7,7 @@ export { frontendMessageCounter, type PgRoundTripProxy, type PgTraffic, startPgR
 export { type PointMessage, type Process, type ProcessControlOptions, type ProcessScript, processControl, startProcess } from './process-control.js';
 export { processStorm, type ProcessStormOptions, type ProcessStormResult, STORM } from './process-storm.js';
 export { canListen, listenablePort, PRIVATE_PORTS } from './ports.js';
-export { reachable, reachableAs } from './reachable.js';
+export { type ReachableAsOptions, reachable, reachableAs } from './reachable.js';
 export { socketProxy } from './socket-proxy.js';
 export { type ConsumerTx, type InboxLike, insertApplied, relayOnce, testRelay } from './test-relay.js';
 export { IOREDIS_UNHEARD, unheardErrors } from './unheard-errors.js';

@@ -19,13 +19,18 @@ export const canListen = (port: number) =>
 /**
  * The first port of `first`…`first + count - 1` at which `width` consecutive ports can be listened
  * on now (a bind, not a connect: a port held by a client socket refuses a connection yet cannot be
- * listened on either).
+ * listened on either) and which `accept`, when given, takes too.
  */
-export async function listenablePort(first: number, count: number, width = 1): Promise<number> {
+export async function listenablePort(
+  first: number,
+  count: number,
+  width = 1,
+  accept?: (port: number) => boolean | Promise<boolean>,
+): Promise<number> {
   for (let port = first; port + width <= first + count; port++) {
     let free = true;
     for (let i = 0; i < width && free; i++) free = await canListen(port + i);
-    if (free) return port;
+    if (free && (accept === undefined || (await accept(port)))) return port;
   }
   throw new Error(`no ${width} listenable port(s) in ${first}-${first + count - 1}`);
 }

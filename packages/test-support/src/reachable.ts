@@ -18,10 +18,19 @@ export function reachable(url: string, defaultPort?: number): Promise<boolean> {
   });
 }
 
-/** Waits until `url` answers (`up`) or stops answering; fails after `timeoutMs`. */
-export async function reachableAs(url: string, up: boolean, timeoutMs: number, defaultPort?: number): Promise<void> {
+/** Options of {@link reachableAs}. */
+export interface ReachableAsOptions {
+  /** Port to probe when the URL names none. */
+  readonly defaultPort?: number;
+  /** Asked between probes: throws (or rejects) to give up at once, say when the server already died. */
+  readonly failFast?: () => void | Promise<void>;
+}
+
+/** Waits until `url` answers (`up`) or stops answering; fails after `timeoutMs`, or as soon as `failFast` throws. */
+export async function reachableAs(url: string, up: boolean, timeoutMs: number, options: ReachableAsOptions = {}): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while ((await reachable(url, defaultPort)) !== up) {
+  while ((await reachable(url, options.defaultPort)) !== up) {
+    await options.failFast?.();
     if (Date.now() > deadline) throw new Error(`${url} still ${up ? 'down' : 'up'} after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

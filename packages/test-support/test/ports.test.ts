@@ -35,6 +35,17 @@ describe('listenablePort', () => {
     await expect(listenablePort(heldPort - 1, 3, 2)).rejects.toThrow(`no 2 listenable port(s) in ${heldPort - 1}-${heldPort + 1}`);
   });
 
+  it('passes over a free port that accept refuses', async () => {
+    const seen: number[] = [];
+    const port = await listenablePort(PRIVATE_PORTS.httpStorms, 50, 1, (candidate) => {
+      seen.push(candidate);
+      return seen.length > 2;
+    });
+    expect(seen).toHaveLength(3);
+    expect(port).toBe(seen[2]);
+    await expect(listenablePort(PRIVATE_PORTS.httpStorms, 3, 1, () => false)).rejects.toThrow('no 1 listenable port(s)');
+  });
+
   it('keeps every private range below the kernel ephemeral range', () => {
     const [floor] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
     for (const first of Object.values(PRIVATE_PORTS)) expect(first + 100).toBeLessThanOrEqual(floor!);

@@ -94,7 +94,8 @@ export async function privateRabbitNode() {
   // A run aborted mid-test can leave this node up (its app stopped by restart()): a second one of that name would not start.
   await ctl('stop').catch(() => undefined);
   await run('rabbitmq-server', ['-detached'], env);
-  await upOrCrashed(url, join(dir, 'log', 'erl_crash.dump'), 120_000);
+  const crashDump = join(dir, 'log', 'erl_crash.dump');
+  await reachableAs(url, true, 120_000, { failFast: () => crashed(url, crashDump) });
   return {
     url,
     /** Stops the broker application (every connection drops) and starts it again on the same data. */
@@ -110,16 +111,10 @@ export async function privateRabbitNode() {
   };
 }
 
-/** Waits for the node to listen; a node that died at boot says why (its crash dump's slogan) instead of being waited out. */
-async function upOrCrashed(url: string, crashDump: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await reachable(url))) {
-    if (existsSync(crashDump)) {
-      await sleep(200); // the dump is written in one go; its slogan comes first
-      const slogan = /^Slogan: (.*)$/m.exec(readFileSync(crashDump, 'utf8'))?.[1];
-      throw new Error(`the private RabbitMQ node for ${url} died at boot: ${slogan ?? 'see ' + crashDump}`);
-    }
-    if (Date.now() > deadline) throw new Error(`${url} still down after ${timeoutMs} ms`);
-    await sleep(50);
-  }
+/** A node that died at boot says why (its crash dump's slogan) instead of being waited out. */
+async function crashed(url: string, crashDump: string): Promise<void> {
+  if (!existsSync(crashDump)) return;
+  await sleep(200); // the dump is written in one go; its slogan comes first
+  const slogan = /^Slogan: (.*)$/m.exec(readFileSync(crashDump, 'utf8'))?.[1];
+  throw new Error(`the private RabbitMQ node for ${url} died at boot: ${slogan ?? 'see ' + crashDump}`);
 }
