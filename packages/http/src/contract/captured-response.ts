@@ -1,8 +1,5 @@
 import type { ResponseHeaders } from './http-reply.js';
-import { mediaType } from './stored-body.js';
-
-/** A response body: its bytes, or the string a framework holds, which goes out as its UTF-8 encoding. */
-export type ResponseBody = Uint8Array | string;
+import { mediaType, type ResponseBody } from './stored-body.js';
 
 /**
  * A handler's response as a binding captured it: complete (every byte buffered), or streaming, which

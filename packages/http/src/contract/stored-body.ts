@@ -1,6 +1,8 @@
 import { withJsonText } from '@oncely/core/adapter';
-import type { ResponseBody } from './captured-response.js';
 import { isStringifyForm } from './stringify-form.js';
+
+/** A response body: its bytes, or the string a framework holds, which goes out as its UTF-8 encoding. */
+export type ResponseBody = Uint8Array | string;
 
 /**
  * A response body as it is stored for replay (the store holds JSON): JSON as a JSON value when that

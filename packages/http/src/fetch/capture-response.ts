@@ -1,4 +1,5 @@
-import { type CapturedResponse, headerValue, isEventStream, type ResponseBody } from '../contract/captured-response.js';
+import { type CapturedResponse, headerValue, isEventStream } from '../contract/captured-response.js';
+import type { ResponseBody } from '../contract/stored-body.js';
 import { unreadContent, unreadHeaders } from './unread-body.js';
 import { bytesResponse, headersRecord } from './to-response.js';
 

@@ -1,5 +1,5 @@
-import type { ResponseBody } from '../contract/captured-response.js';
 import type { HttpReply } from '../contract/http-reply.js';
+import type { ResponseBody } from '../contract/stored-body.js';
 
 /** Statuses that must not carry a body (RFC 9110). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);

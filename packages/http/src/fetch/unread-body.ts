@@ -1,4 +1,4 @@
-import type { ResponseBody } from '../contract/captured-response.js';
+import type { ResponseBody } from '../contract/stored-body.js';
 
 const encoder = new TextEncoder();
 
