@@ -1,11 +1,10 @@
 import type { HttpReply } from '../contract/http-reply.js';
-import type { ResponseBody } from '../contract/stored-body.js';
 
 /** Statuses that must not carry a body (RFC 9110). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
-/** A fetch Response with the given status, headers and body (no body where the status forbids one). */
-export function bytesResponse(status: number, headers: HeadersInit, body: ResponseBody | undefined, statusText?: string): Response {
+/** A fetch Response with the given status, headers and bytes (no body where the status forbids one). */
+export function bytesResponse(status: number, headers: HeadersInit, body: Uint8Array | undefined, statusText?: string): Response {
   const content = NULL_BODY_STATUSES.has(status) || body === undefined ? null : body;
   return new Response(content as BodyInit | null, { status, headers, ...(statusText ? { statusText } : {}) });
 }
