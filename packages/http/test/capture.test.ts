@@ -41,6 +41,23 @@ describe('express capture', () => {
     expect(runs).toBe(1);
   });
 
+  it('holds its own copy of a buffer the handler reuses after end(), and of a string body as it was sent', async () => {
+    const app = express();
+    const engine = createIdempotency({ store: memoryStore() });
+    app.post('/report', expressIdempotency({ engine, operation: 'report.v1', scope: (req) => scope(req.headers.authorization) }), (_req, res) => {
+      const pooled = Buffer.from('a,b\n');
+      res.status(201).type('text/csv').end(pooled);
+      pooled.fill(0x2a); // a serializer's pooled buffer, reused as soon as it was handed over
+    });
+    app.post('/text', expressIdempotency({ engine, operation: 'text.v1', scope: (req) => scope(req.headers.authorization) }), (_req, res) => {
+      res.status(201).type('text/plain').end('caf\u00e9 \ud800');
+    });
+    const [first, replay] = await twice(await listen(app.listen(0, '127.0.0.1')));
+    expect([first.status, first.text, replay.text, replay.headers['idempotent-replayed']]).toEqual([201, 'a,b\n', 'a,b\n', 'true']);
+    const [sent, again] = await twice(await listen(app.listen(0, '127.0.0.1')), '/text');
+    expect([sent.text, again.text, again.headers['content-length']]).toEqual(['caf\u00e9 \ufffd', 'caf\u00e9 \ufffd', String(Buffer.byteLength('caf\u00e9 \ufffd'))]);
+  });
+
   it('replays byte-identical whether res methods are inherited or own (patched before it, as on-headers and compression do), and gives them back', async () => {
     for (const patchedBefore of [false, true]) {
       const seen: { own: boolean; sameProto: boolean }[] = [];

@@ -34,10 +34,6 @@ function applyHeaders(res: Response, headers: unknown): void {
   }
 }
 
-/** The body the chunks make: one chunk is used as it is, as Node's own `end` sends the buffer it is given. */
-const joined = (chunks: readonly Uint8Array[]): Buffer =>
-  chunks.length === 1 && Buffer.isBuffer(chunks[0]) ? chunks[0] : Buffer.concat(chunks);
-
 const streaming = (res: Response) => isEventStream(res.getHeader('content-type'));
 
 /** One response's capture: what the handler wrote, and how to undo the takeover. */
@@ -46,7 +42,7 @@ class Capture implements ResponseCapture {
   readonly chunks: Uint8Array[] = [];
   readonly callbacks: Callback[] = [];
   settled = false;
-  // Joined once, when the handler ends: the same bytes are stored and sent; a body that is one UTF-8 string (`res.json`, `res.send`) stays that string.
+  // Joined once, when the handler ends (a copy: the handler may reuse its buffers): the same bytes are stored and sent; a body that is one UTF-8 string stays that string.
   body: Buffer | string | undefined;
   resolve!: (captured: CapturedResponse) => void;
   restore: () => void = () => undefined;
@@ -67,7 +63,7 @@ class Capture implements ResponseCapture {
     const headers = normalizeHeaders(res.getHeaders());
     if (kind === 'streaming') this.resolve({ kind, status, headers });
     else {
-      this.body ??= joined(this.chunks);
+      this.body ??= Buffer.concat(this.chunks);
       this.resolve({ kind, status, headers, body: this.body });
     }
   }
@@ -108,7 +104,7 @@ class Capture implements ResponseCapture {
 
   sendOriginal(): void {
     const { res } = this;
-    const body = (this.body ??= joined(this.chunks));
+    const body = (this.body ??= Buffer.concat(this.chunks));
     if (!res.hasHeader('content-length') && !res.hasHeader('transfer-encoding')) {
       res.setHeader('content-length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
     }
