@@ -6,6 +6,12 @@ const GROUPS: Readonly<Record<string, readonly SuiteName[]>> = {
   http: ['http-fetch', 'http-express', 'http-fastify', 'http-hono'],
 };
 
+/** The HTTP suites' routes besides the bare one, which every run keeps as the baseline: `--routes=memory,floor-memory` picks some. */
+export const HTTP_ROUTES = ['floor-memory', 'memory', 'floor-redis', 'redis', 'postgres'] as const;
+
+/** One of {@link HTTP_ROUTES}. */
+export type HttpRouteName = (typeof HTTP_ROUTES)[number];
+
 /** One suite's name. */
 export type SuiteName = (typeof SUITES)[number];
 
@@ -34,6 +40,8 @@ export interface BenchOptions {
   readonly drainRounds: number;
   readonly drainE2eMs: number;
   readonly suites: readonly SuiteName[];
+  /** The HTTP suites' routes measured beside the bare route. */
+  readonly httpRoutes: readonly HttpRouteName[];
   /** Port of the private redis-server the bench starts (7200-7299 belongs to the bench). */
   readonly redisPort: number;
   /** First port of the bench's loopback HTTP servers. */
@@ -41,7 +49,7 @@ export interface BenchOptions {
   readonly databaseUrl: string;
 }
 
-/** Parses `--quick`, `--only=redis,jitter` and friends; everything else keeps its default. */
+/** Parses `--quick`, `--only=redis,jitter`, `--routes=memory` and friends; everything else keeps its default. */
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): BenchOptions {
   const quick = argv.includes('--quick');
   const only = argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length);
@@ -54,7 +62,14 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return [name as SuiteName];
       })
     : [...SUITES];
-  const unknown = argv.filter((arg) => arg !== '--quick' && !arg.startsWith('--only='));
+  const routes = argv.find((arg) => arg.startsWith('--routes='))?.slice('--routes='.length);
+  const httpRoutes = routes
+    ? routes.split(',').map((name) => {
+        if (!(HTTP_ROUTES as readonly string[]).includes(name)) throw new Error(`bench: unknown route "${name}"; choose from ${HTTP_ROUTES.join(', ')}`);
+        return name as HttpRouteName;
+      })
+    : HTTP_ROUTES;
+  const unknown = argv.filter((arg) => arg !== '--quick' && !arg.startsWith('--only=') && !arg.startsWith('--routes='));
   if (unknown.length > 0) throw new Error(`bench: unknown arguments ${unknown.join(' ')}`);
   return {
     mode: quick ? 'quick' : 'full',
@@ -72,6 +87,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     drainRounds: quick ? 1 : 3,
     drainE2eMs: quick ? 3_000 : 10_000,
     suites: SUITES.filter((suite) => suites.includes(suite)),
+    httpRoutes: HTTP_ROUTES.filter((route) => httpRoutes.includes(route)),
     redisPort: Number(env.BENCH_REDIS_PORT ?? 7201),
     httpPort: Number(env.BENCH_HTTP_PORT ?? 7210),
     databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',

@@ -16,7 +16,8 @@ import { BENCH_BINDINGS, type BindingName } from './servers/bindings.js';
 
 const CONNECTIONS = 16;
 type RouteName = keyof typeof ROUTES;
-const ROUTE_NAMES: readonly RouteName[] = ['plain', 'floor-memory', 'memory', 'floor-redis', 'redis', 'postgres'];
+/** The routes a run measures: the bare route, then those `--routes` picks (all by default), in the tables' order. */
+const routeNames = (options: BenchOptions): readonly RouteName[] => ['plain', ...(options.httpRoutes satisfies readonly RouteName[])];
 
 /** How each binding's rows are labelled. */
 const BINDING_LABELS: Record<BindingName, { readonly title: string; readonly wrapped: string }> = {
@@ -119,7 +120,8 @@ export async function runHttpSuite(binding: BindingName, redis: PrivateRedis, op
   try {
     await checkReplays(port);
     const prefix = `http${Date.now().toString(36)}`;
-    const contenders: Contender[] = ROUTE_NAMES.map((route) => {
+    const routes = routeNames(options);
+    const contenders: Contender[] = routes.map((route) => {
       let run = 0;
       rejected.set(route, []);
       cpu.set(route, []);
@@ -148,7 +150,7 @@ export async function runHttpSuite(binding: BindingName, redis: PrivateRedis, op
     report.section(
       `HTTP, ${labels.title}: the route with and without ${labels.wrapped} (autocannon, ${CONNECTIONS} connections, 10 % duplicate keys)`,
       [
-        overheadTable(result, cpu, label, 'server CPU µs/request', userCpu),
+        overheadTable(result, routes, cpu, label, 'server CPU µs/request', userCpu),
         '',
         `Each run: ${options.httpDurationSec} s of keep-alive POSTs with a JSON body; every 10th request repeats the key of the`,
         'request 45 before it, so it is usually a replay (201 with `Idempotent-Replayed: true`) and occasionally a 409 while that',
@@ -156,7 +158,7 @@ export async function runHttpSuite(binding: BindingName, redis: PrivateRedis, op
         'divided by the requests answered; µs added is the same-round difference with the route alone, and user µs added its',
         "user-space part: on loopback, delivering each answer (and waking a load generator that went idle as the server slowed) is",
         "charged to the server's system time, which no network between client and server would charge it. Answers other than 2xx,",
-        `per run (warm-up included): ${ROUTE_NAMES.map((route) => `${label(route)} ${rejected.get(route)!.join('/')}`).join('; ')}.`,
+        `per run (warm-up included): ${routes.map((route) => `${label(route)} ${rejected.get(route)!.join('/')}`).join('; ')}.`,
         'autocannon reports latency in whole milliseconds.',
       ].join('\n'),
     );
@@ -175,6 +177,7 @@ export async function runHttpSuite(binding: BindingName, redis: PrivateRedis, op
  */
 function overheadTable(
   result: Awaited<ReturnType<typeof alternate>>,
+  routes: readonly RouteName[],
   cpu: ReadonlyMap<RouteName, readonly number[]>,
   label: (route: RouteName) => string,
   cpuHeading: string,
@@ -185,7 +188,7 @@ function overheadTable(
   const added = (perRun: ReadonlyMap<RouteName, readonly number[]>, route: RouteName) =>
     route === 'plain' ? '—' : `+${median(timed(perRun, route).map((micros, round) => micros - timed(perRun, 'plain')[round]!)).toFixed(1)}`;
   const plain = result.byName.get(label('plain'))!;
-  const rows = ROUTE_NAMES.map((route) => {
+  const rows = routes.map((route) => {
     const r = result.byName.get(label(route))!;
     const ratio = median(r.runs.map((run, round) => run.opsPerSec / plain.runs[round]!.opsPerSec));
     return [
@@ -237,7 +240,8 @@ async function runInjection(
     const cpu = new Map<RouteName, number[]>();
     const prefix = `inject${Date.now().toString(36)}`;
     const body = JSON.stringify({ amount: 1000, currency: 'EUR' });
-    const contenders: Contender[] = ROUTE_NAMES.map((route) => {
+    const routes = routeNames(options);
+    const contenders: Contender[] = routes.map((route) => {
       let run = 0;
       cpu.set(route, []);
       return {
@@ -268,7 +272,7 @@ async function runInjection(
     report.section(
       `HTTP, ${BINDING_LABELS[binding].title}, in-process injection: CPU per request with and without ${BINDING_LABELS[binding].wrapped}`,
       [
-        overheadTable(result, cpu, label, 'CPU µs/request (injector included)'),
+        overheadTable(result, routes, cpu, label, 'CPU µs/request (injector included)'),
         '',
         `Each run: ${options.durationMs} ms of POSTs from ${CONNECTIONS} concurrent workers through the framework's own injection, in the`,
         'suite\'s process (no socket, no load generator process); the same key pattern as above. CPU per request includes the',
