@@ -4,6 +4,11 @@ import { isStringifyForm } from './stringify-form.js';
 /** A response body: its bytes, or the string a framework holds, which goes out as its UTF-8 encoding. */
 export type ResponseBody = Uint8Array | string;
 
+const encoder = new TextEncoder();
+
+/** The bytes a body goes out as. */
+export const bodyBytes = (body: ResponseBody): Uint8Array => (typeof body === 'string' ? encoder.encode(body) : body);
+
 /**
  * A response body as it is stored for replay (the store holds JSON): JSON as a JSON value when that
  * value serializes back to the very same bytes, UTF-8 text as a string, anything else as base64.
@@ -14,7 +19,6 @@ export type StoredBody =
   | { readonly encoding: 'text'; readonly text: string }
   | { readonly encoding: 'base64'; readonly base64: string };
 
-const encoder = new TextEncoder();
 // ignoreBOM keeps a leading byte-order mark in the text, so the bytes survive the round trip.
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -69,7 +73,7 @@ export function encodeBody(body: ResponseBody, contentType: string | undefined):
       return { encoding: 'text', text };
     }
   }
-  return { encoding: 'base64', base64: toBase64(typeof body === 'string' ? encoder.encode(body) : body) };
+  return { encoding: 'base64', base64: toBase64(bodyBytes(body)) };
 }
 
 /** True when `value` is a {@link StoredBody} (and nothing more). */

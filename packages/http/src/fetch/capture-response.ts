@@ -1,5 +1,5 @@
 import { type CapturedResponse, headerValue, isEventStream } from '../contract/captured-response.js';
-import type { ResponseBody } from '../contract/stored-body.js';
+import { bodyBytes, type ResponseBody } from '../contract/stored-body.js';
 import { unreadContent, unreadHeaders } from './unread-body.js';
 import { bytesResponse, headersRecord } from './to-response.js';
 
@@ -51,12 +51,10 @@ function isEmpty(record: Readonly<Record<string, string>>): boolean {
   return true;
 }
 
-const encoder = new TextEncoder();
-
 /** The handler's response over `body`, with `extra` headers added. */
 function rebuilt(response: Response, content: ResponseBody, extra: Readonly<Record<string, string>>): Response {
   // Bytes, not a string, which would make the new Response add a text/plain content type the handler's may not have.
-  const body = typeof content === 'string' ? encoder.encode(content) : content;
+  const body = bodyBytes(content);
   if (isEmpty(extra)) return bytesResponse(response.status, response.headers, body, response.statusText);
   // A copy: @hono/node-server's Response keeps the Headers it is given, and a redirect's are immutable.
   const headers = new Headers(response.headers);

@@ -1,6 +1,4 @@
-import type { ResponseBody } from '../contract/stored-body.js';
-
-const encoder = new TextEncoder();
+import { bodyBytes, type ResponseBody } from '../contract/stored-body.js';
 
 /** A body held as a string or bytes: the string as it is, bytes copied, as `arrayBuffer()` gives, so later writes to the handler's buffer stay out of the record. */
 function asContent(body: unknown): ResponseBody | undefined {
@@ -99,5 +97,5 @@ export function unreadContent(response: Request | Response): ResponseBody | unde
 /** {@link unreadContent} as bytes (a request's body is parsed from its bytes). */
 export function unreadBody(request: Request | Response): Uint8Array | undefined {
   const content = unreadContent(request);
-  return typeof content === 'string' ? encoder.encode(content) : content;
+  return content === undefined ? undefined : bodyBytes(content);
 }
